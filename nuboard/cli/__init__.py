@@ -1,0 +1,1 @@
+"""The `nuboard` command line (click)."""

@@ -1,0 +1,266 @@
+"""The event log format: framed, checksummed binary records, and a reader for one file.
+
+A log starts with an 8-byte header, b"NBEV" then the format version and flags (two
+little-endian u16). Then come frames:
+
+    magic  4 bytes  b"\\x8dNBr"
+    length u32      length of the payload
+    hcrc   u32      crc32 of magic + length
+    payload         kind (u8) + body
+    pcrc   u32      crc32 of the payload
+
+Kinds: META (JSON: rank, session, run id, pid, start time), KEY (u32 key id + UTF-8 name)
+and POINTS (u32 key id, u32 count, u8 step mode, steps, then count f64 wall times and
+count f64 values). Step mode 1 stores an arithmetic run of steps as start and stride;
+mode 0 stores every step as an i64. Numbers are little-endian.
+
+The reader returns every complete, valid frame. A frame that fails its checks is a torn
+tail when no valid frame follows it (a write cut short: the normal end of a killed
+writer's file) and a corrupt record when one does; reading resumes at the next valid frame.
+"""
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import zlib
+from array import array
+from pathlib import Path
+
+FILE_MAGIC = b"NBEV"
+FORMAT_VERSION = 1
+FILE_HEADER = FILE_MAGIC + struct.pack("<HH", FORMAT_VERSION, 0)
+FRAME_MAGIC = b"\x8dNBr"
+_HEAD = struct.Struct("<4sII")
+_CRC = struct.Struct("<I")
+_POINTS = struct.Struct("<BIIB")
+_ARITH = struct.Struct("<qq")
+_KEY = struct.Struct("<BI")
+FRAME_OVERHEAD = _HEAD.size + _CRC.size
+MAX_PAYLOAD = 64 * 1024 * 1024
+MAX_KEY_NAME = 4096
+
+META, KEY, POINTS = 1, 2, 3
+_BIG = sys.byteorder == "big"
+
+
+def _le(arr: array) -> bytes:
+    if _BIG:
+        arr = array(arr.typecode, arr)
+        arr.byteswap()
+    return arr.tobytes()
+
+
+def frame(payload: bytes) -> bytes:
+    """Frame one payload: magic, length, header crc, payload, payload crc."""
+    head = FRAME_MAGIC + struct.pack("<I", len(payload))
+    return b"".join((head, _CRC.pack(zlib.crc32(head)), payload, _CRC.pack(zlib.crc32(payload))))
+
+
+def meta_record(doc: dict) -> bytes:
+    return frame(bytes([META]) + json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+
+
+def key_record(key_id: int, name: str) -> bytes:
+    return frame(_KEY.pack(KEY, key_id) + name.encode("utf-8"))
+
+
+def points_record(key_id: int, steps: array, walls: array, values: array) -> bytes:
+    """Frame a batch of points of one scalar; steps in an arithmetic run cost 16 bytes in all."""
+    n = len(values)
+    if n >= 2:
+        start, stride = steps[0], steps[1] - steps[0]
+        if stride > 0 and steps[-1] == start + (n - 1) * stride and \
+                steps == array("q", range(start, start + n * stride, stride)):
+            body = _POINTS.pack(POINTS, key_id, n, 1) + _ARITH.pack(start, stride)
+            return frame(b"".join((body, _le(walls), _le(values))))
+    body = _POINTS.pack(POINTS, key_id, n, 0)
+    return frame(b"".join((body, _le(steps), _le(walls), _le(values))))
+
+
+class Chunk:
+    """A batch of points of one scalar, as read from a log."""
+    __slots__ = ("name", "steps", "walls", "values")
+
+    def __init__(self, name: str, steps: array, walls: array, values: array):
+        self.name, self.steps, self.walls, self.values = name, steps, walls, values
+
+
+class ReadStats:
+    """What a reader met: good records, corrupt ones skipped, bad ones, and a torn tail."""
+
+    def __init__(self) -> None:
+        self.records = 0
+        self.corrupt_records = 0
+        self.bad_records = 0
+        self.torn_tail_bytes = 0
+        self.header_ok = True
+        self.problems: list[str] = []
+
+    def __repr__(self) -> str:
+        return (f"ReadStats(records={self.records}, corrupt_records={self.corrupt_records}, "
+                f"bad_records={self.bad_records}, torn_tail_bytes={self.torn_tail_bytes})")
+
+    @property
+    def torn_tail(self) -> bool:
+        return self.torn_tail_bytes > 0
+
+
+class LogReader:
+    """Reads one event log, and on each call to read() what has been appended since.
+
+    Attributes:
+        offset: where the next read() starts (the end of the last complete frame).
+        meta: the META record of the file, once read.
+        stats: counts of what was met so far.
+    """
+
+    def __init__(self, path: "str | Path"):
+        self.path = Path(path)
+        self.offset = 0
+        self.meta: dict | None = None
+        self.keys: dict[int, str] = {}
+        self.stats = ReadStats()
+
+    def read(self) -> list[Chunk]:
+        """Read the complete frames appended since the last call; stop cleanly at a torn tail."""
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except OSError as exc:
+            self._problem(f"cannot read {self.path}: {exc}")
+            return []
+        base = 0
+        if self.offset == 0:
+            if len(data) < len(FILE_HEADER):
+                self.stats.torn_tail_bytes = len(data)
+                return []
+            if data[:4] != FILE_MAGIC:
+                self.stats.header_ok = False
+                self._problem(f"{self.path} is not a NuBoard event log (bad header)")
+            else:
+                version = struct.unpack_from("<H", data, 4)[0]
+                if version > FORMAT_VERSION:
+                    self.stats.header_ok = False
+                    self._problem(f"{self.path} has event log format {version}; this NuBoard "
+                                  f"reads up to {FORMAT_VERSION}: upgrade nuboard")
+                    return []
+            base = len(FILE_HEADER)
+        chunks: list[Chunk] = []
+        pos, end = base, len(data)
+        self.stats.torn_tail_bytes = 0
+        while pos < end:
+            size = _frame_size(data, pos)
+            if size is None:
+                nxt = _next_frame(data, pos + 1)
+                if nxt is None:
+                    self.stats.torn_tail_bytes = end - pos
+                    break
+                self.stats.corrupt_records += 1
+                pos = nxt
+                continue
+            payload = memoryview(data)[pos + _HEAD.size: pos + size - _CRC.size]
+            self.stats.records += 1
+            self._decode(payload, chunks)
+            pos += size
+        self.offset += pos
+        return chunks
+
+    def _decode(self, payload: memoryview, chunks: list[Chunk]) -> None:
+        kind = payload[0] if len(payload) else 0
+        try:
+            if kind == POINTS:
+                _, key_id, n, mode = _POINTS.unpack_from(payload)
+                at = _POINTS.size
+                if mode == 1:
+                    start, stride = _ARITH.unpack_from(payload, at)
+                    at += _ARITH.size
+                    if len(payload) != at + 16 * n or stride <= 0:
+                        raise ValueError("points record of the wrong size")
+                    steps = array("q", range(start, start + n * stride, stride))
+                elif mode == 0:
+                    if len(payload) != at + 24 * n:
+                        raise ValueError("points record of the wrong size")
+                    steps = _array("q", payload[at: at + 8 * n])
+                    at += 8 * n
+                else:
+                    raise ValueError(f"unknown step mode {mode}")
+                walls = _array("d", payload[at: at + 8 * n])
+                values = _array("d", payload[at + 8 * n: at + 16 * n])
+                name = self.keys.get(key_id)
+                if name is None:
+                    raise ValueError(f"points for unknown key {key_id}")
+                chunks.append(Chunk(name, steps, walls, values))
+            elif kind == KEY:
+                _, key_id = _KEY.unpack_from(payload)
+                raw = bytes(payload[_KEY.size:])
+                if not raw or len(raw) > MAX_KEY_NAME:
+                    raise ValueError("key name empty or too long")
+                self.keys[key_id] = raw.decode("utf-8")
+            elif kind == META:
+                self.meta = json.loads(bytes(payload[1:]).decode("utf-8"))
+            else:
+                raise ValueError(f"unknown record kind {kind}")
+        except (ValueError, struct.error, UnicodeDecodeError) as exc:
+            self.stats.bad_records += 1
+            self._problem(f"{self.path}: skipped a bad record ({exc})")
+
+    def _problem(self, text: str) -> None:
+        if len(self.stats.problems) < 100:
+            self.stats.problems.append(text)
+
+
+def _array(code: str, raw: memoryview) -> array:
+    out = array(code)
+    out.frombytes(raw)
+    if _BIG:
+        out.byteswap()
+    return out
+
+
+def _frame_size(data: bytes, pos: int) -> int | None:
+    """The size of the valid frame at pos, or None when there is none there."""
+    if pos + _HEAD.size > len(data):
+        return None
+    magic, length, hcrc = _HEAD.unpack_from(data, pos)
+    if magic != FRAME_MAGIC or length > MAX_PAYLOAD or length == 0:
+        return None
+    if zlib.crc32(memoryview(data)[pos: pos + 8]) != hcrc:
+        return None
+    end = pos + _HEAD.size + length
+    if end + _CRC.size > len(data):
+        return None
+    if zlib.crc32(memoryview(data)[pos + _HEAD.size: end]) != _CRC.unpack_from(data, end)[0]:
+        return None
+    return end + _CRC.size - pos
+
+
+def _next_frame(data: bytes, start: int) -> int | None:
+    """The offset of the next valid frame at or after start, or None."""
+    while True:
+        at = data.find(FRAME_MAGIC, start)
+        if at < 0:
+            return None
+        if _frame_size(data, at) is not None:
+            return at
+        start = at + 1
+
+
+def dump_lines(path: "str | Path", limit: int = 20):
+    """Describe a log as lines of text for people: header, each record, then the stats."""
+    reader = LogReader(path)
+    chunks = reader.read()
+    yield f"file {reader.path}"
+    if reader.meta is not None:
+        yield "meta " + json.dumps(reader.meta, ensure_ascii=False)
+    for chunk in chunks:
+        n = len(chunk.values)
+        shown = ", ".join(f"{s}:{v!r}" for s, v in zip(chunk.steps[:limit], chunk.values[:limit]))
+        more = f", ... ({n - limit} more)" if n > limit else ""
+        yield f"points {chunk.name!r} n={n} [{shown}{more}]"
+    s = reader.stats
+    yield (f"records={s.records} corrupt_skipped={s.corrupt_records} bad={s.bad_records} "
+           f"torn_tail_bytes={s.torn_tail_bytes}")
+    for text in s.problems:
+        yield "problem " + text

@@ -1,0 +1,69 @@
+"""Where things live on disk: the root, projects, runs, event logs, and the packaged folders."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .errors import InvalidTypeError
+
+RUN_JSON = "run.json"
+HEARTBEAT = "heartbeat"
+PARQUET = "data.parquet"
+FILES = "files"
+LOG_PATTERN = re.compile(r"^events\.r(\d+)\.s(\d+)\.log$")
+
+
+def resolve_root(dir: "str | os.PathLike[str] | None" = None) -> Path:
+    """The root folder: `dir`, else $NUBOARD_DIR, else ./experiments (kept relative)."""
+    if dir is None:
+        dir = os.environ.get("NUBOARD_DIR") or "experiments"
+    if not isinstance(dir, (str, os.PathLike)):
+        raise InvalidTypeError(f"dir must be a str or a path, not {type(dir).__name__} ({dir!r:.80})")
+    return Path(dir)
+
+
+def project_dir(root: Path, project: str) -> Path:
+    """The folder of a project; '/' in the project name nests folders."""
+    return root.joinpath(*project.split("/"))
+
+
+def runs_dir(root: Path, project: str) -> Path:
+    return project_dir(root, project) / "runs"
+
+
+def run_dir(root: Path, project: str, run_id: str) -> Path:
+    return runs_dir(root, project) / run_id
+
+
+def log_name(rank: int, session: int) -> str:
+    """The event log of one rank in one session: events.r<rank>.s<session>.log."""
+    return f"events.r{rank}.s{session}.log"
+
+
+def list_logs(folder: Path, rank: int | None = None) -> list[tuple[int, int, Path]]:
+    """The event logs in a run folder as (rank, session, path), sorted by rank then session."""
+    found = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    for name in names:
+        match = LOG_PATTERN.match(name)
+        if match and (rank is None or int(match.group(1)) == rank):
+            found.append((int(match.group(1)), int(match.group(2)), Path(folder) / name))
+    found.sort()
+    return found
+
+
+def resource_dir(name: str) -> Path:
+    """A packaged folder ('templates', 'static', 'migrations').
+
+    Inside an installed wheel it sits in the package; in a checkout (also an editable
+    install) it sits beside the package, at the top of the repository.
+    """
+    package = Path(__file__).resolve().parent
+    inside = package / name
+    if inside.is_dir():
+        return inside
+    return package.parent / name

@@ -1,0 +1,37 @@
+"""Rank, local rank and world size of this process, from torchrun, SLURM or MPI variables."""
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+_SOURCES = (
+    ("RANK", "LOCAL_RANK", "WORLD_SIZE"),                                   # torchrun
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"),  # Open MPI
+    ("SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS"),                     # SLURM
+)
+
+
+class Ranks(NamedTuple):
+    rank: int
+    local_rank: int
+    world_size: int
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def detect_ranks(env: "dict[str, str] | None" = None) -> Ranks:
+    """The first launcher whose rank variable is set wins; a single process is rank 0 of 1."""
+    env = os.environ if env is None else env
+    for rank_var, local_var, size_var in _SOURCES:
+        rank = _int(env.get(rank_var))
+        if rank is not None and rank >= 0:
+            local = _int(env.get(local_var))
+            size = _int(env.get(size_var))
+            return Ranks(rank, local if local is not None and local >= 0 else rank,
+                         size if size is not None and size > rank else rank + 1)
+    return Ranks(0, 0, 1)

@@ -1,0 +1,398 @@
+"""The Run: logging scalars, finishing, and what happens at exit, on SIGTERM and after fork()."""
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import sys
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from . import layout
+from .errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
+from .jsonfile import read_json, write_json_atomic
+from .names import check_scalar_name
+from .writer import SERIES_CAP, EventWriter, Series
+
+STATUSES = ("finished", "crashed", "killed", "failed")
+_time = time.time
+
+
+class Run:
+    """A run being recorded. Made by nb.init; see its docstring for the parameters.
+
+    Attributes:
+        id: the run id, which is also its folder name.
+        path: the run's folder, <dir>/<project>/runs/<id>.
+        name, project, config, tags, notes, group: as given to nb.init (or kept on resume).
+        rank, session: this process's rank and session number (events.r<rank>.s<session>.log).
+        step: the step of the latest point logged by this process (-1 before the first).
+    """
+
+    def __init__(self, *, path: Path, doc: dict, rank: int, session: int, reserved: tuple,
+                 last_steps: "dict[str, int] | None", flush_interval: float,
+                 heartbeat, compact: bool, meta: dict):
+        self.path = path
+        self._abs = Path(os.path.abspath(path))
+        self._doc = doc
+        self.id: str = doc["id"]
+        self.project: str = doc["project"]
+        self.rank = rank
+        self.session = session
+        self.step = -1
+        self._reserved = reserved
+        self._last_steps = last_steps        # earlier sessions' last steps, read lazily
+        self._compact = compact
+        self._series: Any = {}
+        self._pid = os.getpid()
+        self._finished = False
+        self._finish_lock = threading.RLock()
+        log = self._abs / layout.log_name(rank, session)
+        self._writer = EventWriter(log, self._series, meta, flush_interval, heartbeat)
+        _live.add(self)
+        _install_hooks()
+
+    # -- what nb.init recorded ------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self._doc["name"]
+
+    @property
+    def config(self) -> dict:
+        return self._doc["config"]
+
+    @property
+    def tags(self) -> list:
+        return list(self._doc["tags"])
+
+    @property
+    def notes(self) -> str | None:
+        return self._doc["notes"]
+
+    @property
+    def group(self) -> str | None:
+        return self._doc["group"]
+
+    @property
+    def status(self) -> str:
+        return self._doc["status"]
+
+    @property
+    def dropped_points(self) -> int:
+        """Points that could not be written (a full disk, a vanished folder)."""
+        return self._writer.dropped_points
+
+    def __repr__(self) -> str:
+        return f"<nuboard.Run {self.project}/{self.id} name={self.name!r} status={self.status}>"
+
+    # -- logging --------------------------------------------------------------------------
+    def add_scalar(self, name: str, value: float, step: int | None = None,
+                   wall_time: float | None = None) -> None:
+        """Log one point of a scalar.
+
+        Args:
+            name: '/'-separated segments, such as 'train/loss'; the run's system and timing
+                prefixes are reserved for its own scalars.
+            value: a real number (int, float, a numpy scalar, a one-element tensor); NaN and
+                infinities are kept.
+            step: a non-negative int. None logs at one past this scalar's last step in the
+                run (0 for its first point; a resumed run goes on after the earlier sessions).
+            wall_time: seconds since the epoch; None takes time.time().
+
+        The call appends to a buffer and returns; a background thread writes it every
+        flush_interval seconds. When the disk cannot keep up and a scalar's buffer holds
+        262,144 points, the call waits for the writer rather than losing points.
+
+        Raises:
+            ValueError: a bad name or a negative step.
+            TypeError: a value that is not a real number, or a step that is not an int.
+        """
+        s = self._series.get(name)
+        if s is None:
+            s = self._open_series(name)
+        if type(value) is not float:
+            value = _as_value(value, name)
+        if step is None:
+            step = s.last_step + 1
+        elif type(step) is not int or step < 0:
+            step = _as_step(step, name)
+        if wall_time is None:
+            wall_time = _time()
+        elif type(wall_time) is not float:
+            wall_time = _as_wall(wall_time, name)
+        s.last_step = step
+        self.step = step
+        s.steps.append(step)
+        s.walls.append(wall_time)
+        s.values.append(value)
+        if len(s.values) >= SERIES_CAP:
+            self._writer.wait_for_room(s)
+
+    def log(self, values: Mapping, step: int | None = None) -> None:
+        """Log several scalars at one step: run.log({'train/loss': 0.3, 'lr': 1e-3}).
+
+        step=None puts every point at one past the largest last step of the scalars named
+        (0 when none was logged before), so the dict's scalars share a step. Every name and
+        value is checked before anything is logged.
+        """
+        if not isinstance(values, Mapping):
+            raise InvalidTypeError(
+                f"run.log takes a dict of name to value, not {type(values).__name__} ({values!r:.80}).")
+        items = []
+        for name, value in values.items():
+            s = self._series.get(name)
+            if s is None:
+                s = self._open_series(name)
+            items.append((s, value if type(value) is float else _as_value(value, name)))
+        if step is None:
+            step = max((s.last_step for s, _ in items), default=-1) + 1
+        elif type(step) is not int or step < 0:
+            step = _as_step(step, "run.log")
+        now = _time()
+        for s, value in items:
+            s.last_step = step
+            s.steps.append(step)
+            s.walls.append(now)
+            s.values.append(value)
+            if len(s.values) >= SERIES_CAP:
+                self._writer.wait_for_room(s)
+        if items:
+            self.step = step
+
+    def _open_series(self, name: str, internal: bool = False) -> Series:
+        """Check a new scalar name and give it a key id and a buffer."""
+        if isinstance(self._series, _Closed):
+            return self._series.get(name)
+        check_scalar_name(name, () if internal else self._reserved)
+        last = -1
+        if self.session > 0:
+            last = self._earlier_last_steps().get(name, -1)
+        s = Series(len(self._series), name, last)
+        self._series[name] = s
+        return s
+
+    def _earlier_last_steps(self) -> dict[str, int]:
+        if self._last_steps is None:
+            from .scalars import RunReader
+            reader = RunReader(self._abs, rank=self.rank, sessions_below=self.session)
+            reader.refresh()
+            self._last_steps = reader.last_steps()
+        return self._last_steps
+
+    def flush(self) -> None:
+        """Write everything buffered now (finish() does this too)."""
+        if not self._finished and self._pid == os.getpid():
+            self._writer.flush()
+
+    # -- finishing ------------------------------------------------------------------------
+    def finish(self, status: str = "finished") -> None:
+        """Write what is buffered, fsync, and mark the run; calling it again does nothing.
+
+        Args:
+            status: 'finished', 'crashed', 'killed' or 'failed'.
+        """
+        if status not in STATUSES:
+            raise InvalidArgumentError(
+                f"status {status!r} is not one of {', '.join(repr(s) for s in STATUSES)}.")
+        if self._pid != os.getpid():
+            return
+        with self._finish_lock:
+            if self._finished:
+                return
+            self._finished = True
+            self._series = _Closed(self, self._series)
+            self._writer.series = self._series.inner
+            self._writer.close()
+            _live.discard(self)
+            if self.rank == 0:
+                self._write_end(status)
+                if self._compact:
+                    self._write_parquet()
+
+    def _write_end(self, status: str) -> None:
+        try:
+            doc = read_json(self._abs / layout.RUN_JSON)
+        except (OSError, ValueError):
+            doc = self._doc
+        doc["status"] = status
+        doc["end_time"] = _iso_now()
+        doc["dropped_points"] = doc.get("dropped_points", 0) + self._writer.dropped_points
+        self._doc = doc
+        try:
+            write_json_atomic(self._abs / layout.RUN_JSON, doc)
+        except OSError as exc:
+            warnings.warn(f"nuboard: cannot write {self._abs / layout.RUN_JSON}: {exc}",
+                          RuntimeWarning, stacklevel=3)
+
+    def _write_parquet(self) -> None:
+        import importlib.util
+        if importlib.util.find_spec("pyarrow") is None:
+            return
+        try:
+            from .compact import write_parquet
+            write_parquet(self._abs, rank=self.rank)
+        except Exception as exc:  # compaction is an optimisation; the logs stay the record
+            warnings.warn(f"nuboard: could not write {self._abs / layout.PARQUET}: {exc}",
+                          RuntimeWarning, stacklevel=3)
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None or (exc_type is SystemExit and exc.code in (0, None)):
+            self.finish("finished")
+        else:
+            self.finish("crashed")
+
+
+class _Closed:
+    """Stands in for the series dict after finish(): logging raises RunFinishedError."""
+
+    def __init__(self, run: Run, inner: dict):
+        self.run_id = run.id
+        self.inner = inner
+
+    def get(self, name):
+        raise RunFinishedError(
+            f"run {self.run_id!r} is finished: nothing more can be logged to it "
+            f"(scalar {name!r:.80}). Start or resume a run with nb.init.")
+
+
+class _ForkedChild:
+    """Stands in for the series dict in a forked child: points are dropped, never written."""
+
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        self.warned = False
+
+    def get(self, name):
+        if not self.warned:
+            self.warned = True
+            warnings.warn(
+                f"nuboard: run {self.run_id!r} was started in the parent process; this forked "
+                "child (pid {}) does not log to it.".format(os.getpid()), RuntimeWarning, stacklevel=3)
+        return _SINK
+
+    def values(self):
+        return []
+
+
+class _Sink:
+    """A buffer that keeps nothing."""
+
+    def append(self, item) -> None:
+        pass
+
+    def __len__(self) -> int:
+        return 0
+
+
+class _SinkSeries:
+    __slots__ = ("steps", "walls", "values", "last_step", "key_id", "name")
+
+    def __init__(self):
+        self.steps = self.walls = self.values = _Sink()
+        self.last_step = -1
+
+
+_SINK = _SinkSeries()
+
+
+def _as_value(value: Any, name: str) -> float:
+    if isinstance(value, (str, bytes, bytearray)) or value is None:
+        raise InvalidTypeError(
+            f"scalar {name!r:.80}: value {value!r:.80} is a {type(value).__name__}, "
+            "not a real number.")
+    try:
+        return float(value)
+    except Exception:
+        raise InvalidTypeError(
+            f"scalar {name!r:.80}: value {value!r:.80} of type {type(value).__name__} is not a "
+            "real number (a tensor or array must hold exactly one element).") from None
+
+
+def _as_step(step: Any, name: str) -> int:
+    if isinstance(step, bool) or not hasattr(step, "__index__"):
+        raise InvalidTypeError(f"{name!r:.80}: step {step!r:.80} must be an int, "
+                               f"not {type(step).__name__}.")
+    step = step.__index__()
+    if step < 0 or step >= 1 << 63:
+        raise InvalidArgumentError(f"{name!r:.80}: step {step!r} must be between 0 and 2**63-1.")
+    return step
+
+
+def _as_wall(wall: Any, name: str) -> float:
+    try:
+        if isinstance(wall, (str, bytes)):
+            raise TypeError
+        return float(wall)
+    except Exception:
+        raise InvalidTypeError(f"scalar {name!r:.80}: wall_time {wall!r:.80} must be seconds "
+                               "since the epoch, as a number.") from None
+
+
+def _iso_now() -> str:
+    import datetime as dt
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# -- process-wide hooks -------------------------------------------------------------------
+_live: "weakref.WeakSet[Run]" = weakref.WeakSet()
+_hooks_installed = False
+_previous_sigterm: Any = None
+
+
+def _install_hooks() -> None:
+    global _hooks_installed, _previous_sigterm
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    atexit.register(_finish_at_exit)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+    if threading.current_thread() is threading.main_thread():
+        try:
+            current = signal.getsignal(signal.SIGTERM)
+            if current is signal.SIG_DFL or callable(current):
+                _previous_sigterm = current
+                signal.signal(signal.SIGTERM, _on_sigterm)
+        except (ValueError, OSError):
+            pass
+
+
+def _finish_at_exit() -> None:
+    uncaught = getattr(sys, "last_exc", None) or getattr(sys, "last_value", None)
+    status = "crashed" if uncaught is not None and not isinstance(uncaught, SystemExit) else "finished"
+    for run in list(_live):
+        if run._pid == os.getpid():
+            try:
+                run.finish(status)
+            except Exception:
+                pass
+
+
+def _on_sigterm(signum, frame) -> None:
+    for run in list(_live):
+        if run._pid == os.getpid():
+            try:
+                run.finish("killed")
+            except Exception:
+                pass
+    previous = _previous_sigterm
+    if callable(previous) and previous is not _on_sigterm:
+        previous(signum, frame)
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _after_fork_in_child() -> None:
+    for run in list(_live):
+        run._series = _ForkedChild(run.id)
+        run._finished = True
+        run._writer.abandon()
+    _live.clear()

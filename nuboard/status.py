@@ -1,0 +1,77 @@
+"""Is a run alive? Its status in run.json, and 'lost' judged from its heartbeat.
+
+A run whose run.json says 'running' is lost when its heartbeat has not changed for two
+minutes. A one-shot reader judges that by the heartbeat file's modification time, which
+the file system that stores it sets, never by the time the writer wrote inside it: a
+writer on another host whose clock is off by an hour is not shown as lost. A reader that
+looks again and again (the viewer) passes a HeartbeatWatch, which judges by the heartbeat's
+counter changing, timed by the reader's own monotonic clock.
+"""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+from . import layout
+from .jsonfile import read_json
+
+LOST_AFTER = 120.0
+
+
+class HeartbeatWatch:
+    """Remembers when each run's heartbeat counter last changed, on the reader's clock."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self._seen: dict[str, tuple[object, float]] = {}
+
+    def unchanged_for(self, key: str, beat: object, age: float) -> float:
+        """Seconds the heartbeat `beat` of `key` has stood still.
+
+        On first sight that is `age` (the file's age); once it was seen, the reader's clock
+        counts from the last change it saw, and a change counts as fresh.
+        """
+        now = self.clock()
+        last = self._seen.get(key)
+        if last is None:
+            self._seen[key] = (beat, now - max(0.0, age))
+        elif last[0] != beat:
+            self._seen[key] = (beat, now)
+        return now - self._seen[key][1]
+
+
+def read_heartbeat(run_dir: Path) -> dict | None:
+    try:
+        doc = read_json(Path(run_dir) / layout.HEARTBEAT)
+        return doc if isinstance(doc, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def run_status(run_dir: "str | os.PathLike[str]", doc: dict | None = None, *,
+               now: float | None = None, watch: HeartbeatWatch | None = None) -> str:
+    """'running', 'lost', 'finished', 'crashed', 'killed' or 'failed' (or 'unknown')."""
+    run_dir = Path(run_dir)
+    if doc is None:
+        try:
+            doc = read_json(run_dir / layout.RUN_JSON)
+        except (OSError, ValueError):
+            return "unknown"
+    status = doc.get("status", "unknown") if isinstance(doc, dict) else "unknown"
+    if status != "running":
+        return status
+    try:
+        mtime = (run_dir / layout.HEARTBEAT).stat().st_mtime
+    except OSError:
+        try:
+            mtime = (run_dir / layout.RUN_JSON).stat().st_mtime
+        except OSError:
+            return "unknown"
+    age = (time.time() if now is None else now) - mtime
+    if watch is not None:
+        beat = read_heartbeat(run_dir)
+        mark = None if beat is None else (beat.get("seq"), beat.get("session"), beat.get("pid"))
+        age = watch.unchanged_for(str(run_dir.resolve()), mark, age)
+    return "lost" if age > LOST_AFTER else "running"
