@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Benchmark of logging: CPU per point, bytes per point, read-back rates, import time.
+
+    python3 scripts/bench_logging.py [--scalars 10] [--steps 100000]
+
+Each figure is printed beside its target.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEAVY = ["flask", "sqlalchemy", "alembic", "pyarrow", "rich", "questionary", "psutil", "click",
+         "numpy", "torch"]
+
+
+def line(label: str, value: str, target: str, ok: bool) -> None:
+    print(f"{label:<44} {value:>16}   target {target:<22} {'ok' if ok else 'MISSED'}")
+
+
+def bench_logging(root: Path, scalars: int, steps: int) -> Path:
+    import nuboard as nb
+    names = [f"train/metric_{i}" for i in range(scalars)]
+    cpu0, thread0 = time.process_time(), time.thread_time()
+    run = nb.init("bench", dir=root, compact=False, capture_env=False, capture_console=False,
+                  system_metrics=False)
+    add = run.add_scalar
+    t_loop0 = time.thread_time()
+    for step in range(steps):
+        v = step * 0.5
+        for name in names:
+            add(name, v, step)
+    t_loop = time.thread_time() - t_loop0
+    run.finish()
+    cpu = time.process_time() - cpu0
+    points = scalars * steps
+    line("training thread CPU per add_scalar", f"{t_loop / points * 1e6:.3f} µs", "(share of total)", True)
+    line("CPU per point in total (with the writer)", f"{cpu / points * 1e6:.3f} µs", "< 1 µs", cpu / points < 1e-6)
+    size = sum(p.stat().st_size for p in run.path.glob("events.*.log"))
+    line("bytes per point on disk", f"{size / points:.2f} B", "<= 24 B", size / points <= 24)
+    return run.path
+
+
+def bench_reading(path: Path, points: int) -> None:
+    import nuboard as nb
+    from nuboard.compact import write_parquet
+    from nuboard.scalars import RunReader
+    best = min(_timed(lambda: _read_logs(RunReader, path)) for _ in range(3))
+    line("read-back from the event logs", f"{points / best / 1e6:.1f} M pts/s", "(no target)", True)
+    write_parquet(path)
+    best = min(_timed(lambda: nb.read_scalars(path)) for _ in range(3))
+    got = sum(len(s) for s in nb.read_scalars(path).values())
+    assert got == points, (got, points)
+    line("read-back from data.parquet", f"{points / best / 1e6:.1f} M pts/s", ">= 10 M pts/s",
+         points / best >= 10e6)
+
+
+def _read_logs(cls, path):
+    r = cls(path)
+    r.refresh()
+    return r.scalars()
+
+
+def _timed(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return time.perf_counter() - t
+
+
+def bench_import() -> None:
+    probe = ("import sys, json, time; t=time.perf_counter(); import nuboard; "
+             "dt=time.perf_counter()-t; "
+             f"print(json.dumps([dt, sorted(m for m in {HEAVY!r} if m in sys.modules)]))")
+    times, heavy = [], []
+    for _ in range(7):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+        dt, heavy = json.loads(out.stdout.strip().splitlines()[-1])
+        times.append(dt)
+    times.sort()
+    median = times[len(times) // 2]
+    line("import nuboard (median of 7)", f"{median * 1000:.1f} ms", "< 50 ms", median < 0.05)
+    line("heavy modules imported by it", ", ".join(heavy) or "none", "none", not heavy)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scalars", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=100_000)
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; "
+          f"{args.scalars} scalars x {args.steps} steps")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = bench_logging(Path(tmp), args.scalars, args.steps)
+        bench_reading(path, args.scalars * args.steps)
+    bench_import()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Shared fixtures: a fresh root folder per test, and running Python children for real."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch) -> Path:
+    """A fresh experiments root; $NUBOARD_DIR points at it and RANK variables are cleared."""
+    path = tmp_path / "experiments"
+    monkeypatch.setenv("NUBOARD_DIR", str(path))
+    for var in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS",
+                "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_SIZE"):
+        monkeypatch.delenv(var, raising=False)
+    return path
+
+
+def child_env(**extra: str) -> dict:
+    """The environment of a child Python process that imports this checkout's nuboard."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_child(code: str, *, timeout: float = 120, check: bool = True, **env: str
+              ) -> subprocess.CompletedProcess:
+    """Run a Python snippet in a child process and wait for it."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
+                          capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def start_child(code: str, **env: str) -> subprocess.Popen:
+    """Start a Python snippet in a child process (stdout piped, line by line)."""
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
