@@ -311,9 +311,16 @@ def _as_value(value: Any, name: str) -> float:
     try:
         return float(value)
     except Exception:
-        raise InvalidTypeError(
-            f"scalar {name!r:.80}: value {value!r:.80} of type {type(value).__name__} is not a "
-            "real number (a tensor or array must hold exactly one element).") from None
+        pass
+    item = getattr(value, "item", None)      # a one-element array or tensor
+    try:
+        if callable(item):
+            return float(item())
+    except Exception:
+        pass
+    raise InvalidTypeError(
+        f"scalar {name!r:.80}: value {value!r:.80} of type {type(value).__name__} is not a "
+        "real number (a tensor or array must hold exactly one element).")
 
 
 def _as_step(step: Any, name: str) -> int:

@@ -129,10 +129,8 @@ def init(
 
     now_iso = _iso_now()
     host = _hostname()
-    if run_id is None:
-        run_id, folder = _claim_new_folder(runs)
-        existing = None
-    else:
+    existing = None
+    if run_id is not None:
         folder = runs / run_id
         existing = _read_run_json(folder, project) if (folder / layout.RUN_JSON).exists() else None
         if existing is None and resume == "must" and ranks.rank == 0:
@@ -145,6 +143,8 @@ def init(
                 f"Run {run_id!r} already exists in project {project!r}: pass resume='must' to "
                 "continue it, or leave run_id out to start a new run.")
     prefixes = _prefixes(existing, system_prefix, timing_prefix, parent_dir)
+    if run_id is None:
+        run_id, folder = _claim_new_folder(runs)     # the last check is done: now write
     doc = {
         "format": RUN_FORMAT,
         "id": run_id,

@@ -1,0 +1,96 @@
+"""How a run ends: at interpreter exit, on an uncaught exception, on SIGTERM; the heartbeat."""
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import nuboard as nb
+
+from conftest import run_child, start_child
+
+SCRIPT = """
+import nuboard as nb
+run = nb.init("p", run_id="r", flush_interval=60)
+for i in range(100):
+    run.add_scalar("a", float(i))
+print("logged", flush=True)
+{tail}
+"""
+
+
+def status_of(root: Path) -> dict:
+    return json.loads((root / "p" / "runs" / "r" / "run.json").read_text())
+
+
+def test_forgotten_finish_happens_at_exit(root):
+    """A script that never calls finish() is finished at exit, with every point written."""
+    run_child(SCRIPT.format(tail=""), NUBOARD_DIR=str(root))
+    assert status_of(root)["status"] == "finished"
+    assert nb.read_scalars(root / "p" / "runs" / "r")["a"].values.tolist() == [float(i) for i in range(100)]
+
+
+def test_uncaught_exception_marks_crashed(root):
+    """An exception that ends the script marks the run crashed; its points are kept."""
+    proc = run_child(SCRIPT.format(tail="raise RuntimeError('diverged')"), check=False,
+                     NUBOARD_DIR=str(root))
+    assert proc.returncode == 1 and "diverged" in proc.stderr
+    assert status_of(root)["status"] == "crashed"
+    assert len(nb.read_scalars(root / "p" / "runs" / "r")["a"]) == 100
+
+
+def test_sys_exit_zero_is_finished(root):
+    """sys.exit(0) is a normal end."""
+    run_child(SCRIPT.format(tail="import sys; sys.exit(0)"), NUBOARD_DIR=str(root))
+    assert status_of(root)["status"] == "finished"
+
+
+def test_sigterm_marks_killed_and_exits(root):
+    """SIGTERM writes the buffered points, marks the run killed and ends the process."""
+    proc = start_child(SCRIPT.format(tail="import time; time.sleep(60)"), NUBOARD_DIR=str(root))
+    try:
+        assert proc.stdout.readline().strip() == "logged"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGTERM
+    assert status_of(root)["status"] == "killed"
+    assert len(nb.read_scalars(root / "p" / "runs" / "r")["a"]) == 100
+
+
+def test_users_sigterm_handler_still_runs(root):
+    """A SIGTERM handler the script set before nb.init is called after the run is marked."""
+    code = """
+import signal, sys, time
+def handler(signum, frame):
+    print("user handler", flush=True)
+    sys.exit(3)
+signal.signal(signal.SIGTERM, handler)
+""" + SCRIPT.format(tail="time.sleep(60)")
+    proc = start_child(code, NUBOARD_DIR=str(root))
+    try:
+        assert proc.stdout.readline().strip() == "logged"
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 3 and "user handler" in out
+    assert status_of(root)["status"] == "killed"
+
+
+def test_heartbeat_changes_while_running(root):
+    """The heartbeat's counter moves every heartbeat_interval; the run reads as running."""
+    run = nb.init("p", heartbeat_interval=0.05, flush_interval=0.05)
+    first = json.loads((Path(run.path) / "heartbeat").read_text())
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        beat = json.loads((Path(run.path) / "heartbeat").read_text())
+        if beat["seq"] > first["seq"] + 1:
+            break
+        time.sleep(0.02)
+    assert beat["seq"] > first["seq"] + 1 and beat["pid"] == first["pid"]
+    assert nb.run_status(run.path) == "running"
+    run.finish()
+    assert nb.run_status(run.path) == "finished"

@@ -1,0 +1,117 @@
+"""Reading back: data.parquet only while current, live reading of a growing run, events dump."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nuboard as nb
+from nuboard.compact import read_parquet_if_current
+from nuboard.events import LogReader
+from nuboard.scalars import RunReader
+
+from conftest import child_env
+
+
+def log_run(root, **kw):
+    run = nb.init("p", **kw)
+    for step in range(1000):
+        run.log({"loss": 1.0 / (step + 1), "acc": step / 1000}, step=step)
+    return run
+
+
+def test_parquet_written_at_finish_and_used(root):
+    """compact=True leaves data.parquet beside the logs, and it reads the same points."""
+    run = log_run(root)
+    run.finish()
+    path = Path(run.path)
+    assert (path / "data.parquet").is_file() and (path / "events.r0.s0.log").is_file()
+    from_parquet = read_parquet_if_current(path, None)
+    reader = RunReader(path)
+    reader.refresh()
+    from_logs = reader.scalars()
+    assert from_parquet is not None and set(from_parquet) == {"loss", "acc"}
+    for name in from_logs:
+        assert from_parquet[name] == from_logs[name]
+    assert nb.read_scalars(path, ["acc"])["acc"].steps.tolist() == list(range(1000))
+
+
+def test_parquet_older_than_the_logs_is_not_used(root):
+    """After a resume adds points, the reader ignores the stale parquet and reads the logs."""
+    run = log_run(root, run_id="r")
+    run.finish()
+    again = nb.init("p", run_id="r", resume="must", compact=False)
+    again.add_scalar("loss", 5.0, step=2000)
+    again.finish()
+    assert read_parquet_if_current(Path(run.path), None) is None
+    assert nb.read_scalars(run.path)["loss"].steps[-1] == 2000
+
+
+def test_compact_false_writes_no_parquet(root):
+    """compact=False leaves only the logs."""
+    run = log_run(root, compact=False)
+    run.finish()
+    assert not (Path(run.path) / "data.parquet").exists()
+
+
+def test_live_reader_follows_a_growing_run(root):
+    """A reader of a run being written sees new points on each refresh, reading only the new bytes."""
+    code = """
+import sys, nuboard as nb
+run = nb.init("p", run_id="live", flush_interval=0.02, resume="auto")
+for step in range(200):
+    run.add_scalar("x", float(step), step=step)
+    if step % 50 == 49:
+        run.flush()
+        print(step, flush=True)
+        sys.stdin.readline()
+run.finish()
+"""
+    child = subprocess.Popen([sys.executable, "-c", code], env=child_env(NUBOARD_DIR=str(root)),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = RunReader(root / "p" / "runs" / "live")
+    seen = []
+    try:
+        for expected in (49, 99, 149, 199):
+            assert int(child.stdout.readline()) == expected
+            assert reader.refresh() is True
+            seen.append(len(reader.scalars(["x"]).get("x", ())))
+            offset = reader._readers[max(reader._readers)].offset
+            assert offset == os.path.getsize(reader._readers[max(reader._readers)].path)
+            child.stdin.write("\n")
+            child.stdin.flush()
+        assert child.wait(timeout=30) == 0
+    finally:
+        child.kill()
+    assert seen == [50, 100, 150, 200]
+    assert reader.refresh() is False
+
+
+def test_events_dump_prints_records(root):
+    """`nuboard events dump` shows the meta record, the points and the reader's counts."""
+    run = log_run(root, compact=False)
+    run.finish()
+    log = Path(run.path) / "events.r0.s0.log"
+    out = subprocess.run([sys.executable, "-m", "nuboard.cli.main", "events", "dump", str(log),
+                          "--limit", "2"], capture_output=True, text=True, env=child_env())
+    assert out.returncode == 0, out.stderr
+    assert f'"run_id": "{run.id}"' in out.stdout
+    assert "points 'loss' n=1000 [0:1.0, 1:0.5, ... (998 more)]" in out.stdout
+    assert "records=" in out.stdout and "corrupt_skipped=0" in out.stdout
+
+
+def test_events_dump_of_a_missing_file_is_a_usage_error(tmp_path):
+    """A path that does not exist gives one message and exit code 2."""
+    out = subprocess.run([sys.executable, "-m", "nuboard.cli.main", "events", "dump",
+                          str(tmp_path / "nope.log")], capture_output=True, text=True, env=child_env())
+    assert out.returncode == 2 and "does not exist" in out.stderr
+
+
+def test_a_file_that_is_not_a_log_is_reported(tmp_path):
+    """A foreign file reads as no points with a bad-header note, never a traceback."""
+    path = tmp_path / "events.r0.s0.log"
+    path.write_bytes(b"hello, this is not an event log\n" * 10)
+    reader = LogReader(path)
+    assert reader.read() == []
+    assert reader.stats.header_ok is False and "not a NuBoard event log" in reader.stats.problems[0]

@@ -1,0 +1,124 @@
+"""Resume and fork: session files, hiding scalar by scalar, copies up to the fork step."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import nuboard as nb
+
+
+def steps_values(path, name, rank=0):
+    s = nb.read_scalars(path, rank=rank)[name]
+    return list(zip(s.steps.tolist(), s.values.tolist()))
+
+
+def test_resume_must_and_auto(root):
+    """'must' fails for a missing run; 'auto' creates it, then continues it in s1."""
+    with pytest.raises(ValueError, match="not found") as info:
+        nb.init("p", run_id="job-1", resume="must")
+    assert "'job-1'" in str(info.value) and not (root / "p" / "runs" / "job-1").exists()
+    run = nb.init("p", run_id="job-1", resume="auto", config={"lr": 1})
+    run.add_scalar("a", 1.0, step=0)
+    run.finish()
+    run = nb.init("p", run_id="job-1", resume="auto")
+    assert run.session == 1 and run.config == {"lr": 1}
+    doc = json.loads((Path(run.path) / "run.json").read_text())
+    assert doc["status"] == "running" and doc["end_time"] is None
+    assert [s["session"] for s in doc["sessions"]] == [0, 1]
+    run.finish()
+    names = sorted(p.name for p in Path(run.path).glob("events.*"))
+    assert names == ["events.r0.s0.log", "events.r0.s1.log"]
+
+
+def test_resume_hides_scalar_by_scalar_across_three_sessions(root):
+    """Each session's first step of a scalar hides that scalar's earlier points from there on."""
+    run = nb.init("p", run_id="r", compact=False)
+    for step in range(10):
+        run.log({"loss": float(step), "acc": 100.0 + step}, step=step)
+    run.finish()
+
+    run = nb.init("p", run_id="r", resume="must", compact=False)   # restart from step 6
+    for step in range(6, 12):
+        run.add_scalar("loss", 10.0 + step, step=step)
+    run.finish()                                                    # acc untouched in s1
+
+    run = nb.init("p", run_id="r", resume="must", compact=False)   # restart from step 8
+    for step in range(8, 9):
+        run.add_scalar("loss", 20.0 + step, step=step)
+    run.add_scalar("acc", 300.0, step=3)
+    run.finish()
+
+    assert steps_values(run.path, "loss") == (
+        [(s, float(s)) for s in range(6)] + [(6, 16.0), (7, 17.0)] + [(8, 28.0)])
+    assert steps_values(run.path, "acc") == [(0, 100.0), (1, 101.0), (2, 102.0), (3, 300.0)]
+
+
+def test_resume_continues_auto_steps_and_keeps_prefixes(root):
+    """step=None after a resume goes on after the earlier sessions; prefixes stay."""
+    run = nb.init("p", run_id="r", timing_prefix="perf")
+    run.add_scalar("a", 1.0)
+    run.add_scalar("a", 1.0)
+    run.finish()
+    run = nb.init("p", run_id="r", resume="must")
+    run.add_scalar("a", 2.0)
+    with pytest.raises(ValueError, match="perf"):
+        run.add_scalar("perf/x", 1.0)
+    run.finish()
+    assert steps_values(run.path, "a") == [(0, 1.0), (1, 1.0), (2, 2.0)]
+    with pytest.raises(ValueError, match="differs"):
+        nb.init("p", run_id="r", resume="must", timing_prefix="other")
+
+
+def test_resume_replaces_given_labels_only(root):
+    """Values passed on resume replace the stored ones; the rest are kept."""
+    nb.init("p", run_id="r", run_name="first", tags=["a"], notes="n", group="g").finish()
+    run = nb.init("p", run_id="r", resume="must", tags=["b"])
+    assert (run.name, run.tags, run.notes, run.group) == ("first", ["b"], "n", "g")
+    run.finish()
+
+
+def test_fork_copies_points_up_to_the_step_for_every_rank(root, monkeypatch):
+    """A fork holds the parent's points up to the step, per rank, in its own folder."""
+    parent = nb.init("p", run_id="parent", compact=False)
+    for step in range(100):
+        parent.log({"loss": float(step), "lr": 0.1}, step=step)
+    parent.add_scalar("late", 1.0, step=500)
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    rank1 = nb.init("p", run_id="parent", resume="auto", compact=False)
+    for step in range(0, 100, 10):
+        rank1.add_scalar("loss", -float(step), step=step)
+    rank1.finish()
+    monkeypatch.delenv("RANK")
+    monkeypatch.delenv("WORLD_SIZE")
+    parent.finish()
+
+    fork = nb.init("p", run_name="lower-lr", fork_from=("parent", 50), compact=False)
+    for step in range(51, 55):
+        fork.add_scalar("loss", 1000.0 + step, step=step)
+    fork.add_scalar("lr", 0.05)                          # continues after the copy: step 51
+    fork.finish()
+
+    assert steps_values(fork.path, "loss") == (
+        [(s, float(s)) for s in range(51)] + [(s, 1000.0 + s) for s in range(51, 55)])
+    assert steps_values(fork.path, "lr")[-2:] == [(50, 0.1), (51, 0.05)]
+    assert "late" not in nb.read_scalars(fork.path)
+    assert steps_values(fork.path, "loss", rank=1) == [(s, -float(s)) for s in range(0, 51, 10)]
+    doc = json.loads((Path(fork.path) / "run.json").read_text())
+    assert doc["parent"] == {"run_id": "parent", "step": 50, "project": "p"}
+    # The fork never refers outside its folder: removing the parent changes nothing.
+    import shutil
+    shutil.rmtree(root / "p" / "runs" / "parent")
+    assert len(steps_values(fork.path, "loss")) == 55
+
+
+def test_fork_of_a_missing_parent_is_refused(root):
+    """fork_from naming no run raises ValueError with the id; no folder is made."""
+    with pytest.raises(ValueError, match="'ghost' not found"):
+        nb.init("p", fork_from=("ghost", 10))
+    assert not (root / "p" / "runs").exists() or not list((root / "p" / "runs").iterdir())
+    nb.init("p", run_id="real").finish()
+    with pytest.raises(ValueError, match="resume"):
+        nb.init("p", run_id="x", resume="auto", fork_from=("real", 1))
