@@ -8,7 +8,6 @@ import sys
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -349,7 +348,7 @@ def _iso_now() -> str:
 
 
 # -- process-wide hooks -------------------------------------------------------------------
-_live: "weakref.WeakSet[Run]" = weakref.WeakSet()
+_live: "set[Run]" = set()      # unfinished runs of this process, kept alive until finished
 _hooks_installed = False
 _previous_sigterm: Any = None
 

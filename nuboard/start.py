@@ -173,17 +173,12 @@ def init(
     if existing is not None:
         doc = _resumed_doc(existing, run_name=name_given, config=config_doc, tags=tags, notes=notes, group=group,
                            prefixes=prefixes, world_size=ranks.world_size)
-    doc["sessions"] = list(doc.get("sessions", []))
-
     folder.mkdir(parents=True, exist_ok=True)
-    if fork and ranks.rank == 0 and existing is None:
-        from .fork import copy_history
-        copy_history(parent_dir, folder, fork[1])
-    session = _claim_session(folder, ranks.rank)
     if ranks.rank == 0:
-        doc["sessions"].append({"session": session, "start_time": now_iso, "host": host,
-                                "pid": os.getpid()})
         if existing is None:
+            # Claim the run by creating run.json (atomic link) before anything else is written.
+            expected = 1 if fork else _next_session(folder, 0)
+            doc["sessions"].append(_session_entry(expected, now_iso, host))
             try:
                 write_json_atomic(folder / layout.RUN_JSON, doc, exclusive=True)
             except FileExistsError:
@@ -191,17 +186,26 @@ def init(
                     raise RunExistsError(
                         f"Run {run_id!r} was just created by another process in project "
                         f"{project!r}: pass resume='auto' to join it.") from None
-                doc = _resumed_doc(_read_run_json(folder, project), run_name=None, config=None,
-                                   tags=None, notes=None, group=None, prefixes=prefixes,
-                                   world_size=ranks.world_size)
-                doc["sessions"].append({"session": session, "start_time": now_iso, "host": host,
-                                        "pid": os.getpid()})
-                write_json_atomic(folder / layout.RUN_JSON, doc)
-        else:
+                existing = _read_run_json(folder, project)
+                doc = _resumed_doc(existing, run_name=None, config=None, tags=None, notes=None,
+                                   group=None, prefixes=prefixes, world_size=ranks.world_size)
+            else:
+                if fork:
+                    from .fork import copy_history
+                    copy_history(parent_dir, folder, fork[1])
+                session = _claim_session(folder, 0)
+                if session != expected:
+                    doc["sessions"][-1]["session"] = session
+                    write_json_atomic(folder / layout.RUN_JSON, doc)
+        if existing is not None:
             clean_stray_temps(folder)
+            session = _claim_session(folder, 0)
+            doc["sessions"] = list(doc.get("sessions") or []) + [_session_entry(session, now_iso, host)]
             write_json_atomic(folder / layout.RUN_JSON, doc)
-    elif existing is not None:
-        doc = existing
+    else:
+        session = _claim_session(folder, ranks.rank)
+        if existing is not None:
+            doc = existing
     reserved = (prefixes["system"], prefixes["timing"])
     heartbeat = None
     if ranks.rank == 0:
@@ -229,10 +233,27 @@ def _claim_new_folder(runs: Path) -> tuple[str, Path]:
     raise NuBoardError(f"could not claim a new run folder under {str(runs)!r}")
 
 
-def _claim_session(folder: Path, rank: int) -> int:
-    """The next session number of this rank (its log file is created by the writer, O_EXCL)."""
-    taken = [s for r, s, _ in layout.list_logs(folder, rank)]
+def _next_session(folder: Path, rank: int) -> int:
+    taken = [s for _, s, _ in layout.list_logs(folder, rank)]
     return max(taken) + 1 if taken else 0
+
+
+def _claim_session(folder: Path, rank: int) -> int:
+    """Create this rank's next session log (O_EXCL, so two processes never share one)."""
+    session = _next_session(folder, rank)
+    while True:
+        try:
+            fd = os.open(folder / layout.log_name(rank, session),
+                         os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            session += 1
+            continue
+        os.close(fd)
+        return session
+
+
+def _session_entry(session: int, start: str, host: str) -> dict:
+    return {"session": session, "start_time": start, "host": host, "pid": os.getpid()}
 
 
 def _read_run_json(folder: Path, project: str) -> dict:

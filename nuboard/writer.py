@@ -53,7 +53,7 @@ class EventWriter:
         self._drained = threading.Condition()
         self._drain_count = 0
         self._lock = threading.Lock()          # one drain at a time (thread, finish, waiters)
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)   # claimed by nb.init
         self.fd = os.open(path, flags, 0o644)
         self.size = 0
         self._write(events.FILE_HEADER + events.meta_record(meta))

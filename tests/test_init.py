@@ -275,3 +275,29 @@ def test_flush_writes_without_finishing(root):
     run.flush()
     assert nb.read_scalars(run.path)["a"].values.tolist() == [1.0]
     run.finish()
+
+
+def test_omegaconf_config_is_kept_nested(root):
+    """An OmegaConf config is stored as its resolved, nested container."""
+    from omegaconf import OmegaConf
+    cfg = OmegaConf.create({"model": {"width": 512, "depth": "${model.width}"}, "lr": 0.1})
+    run = nb.init("p", config=cfg)
+    assert read_doc(run)["config"] == {"model": {"width": 512, "depth": 512}, "lr": 0.1}
+    run.finish()
+
+
+def test_plain_config_imports_no_omegaconf(root):
+    """A dict or dataclass config never imports omegaconf (or anything heavy)."""
+    from conftest import run_child
+    out = run_child("""
+        import sys, dataclasses, nuboard as nb
+        @dataclasses.dataclass
+        class C:
+            lr: float = 0.1
+        nb.init("p", config=C(), compact=False).finish()
+        nb.init("p", config={"a": 1}, compact=False).finish()
+        heavy = [m for m in ("omegaconf", "numpy", "torch", "pyarrow", "flask", "sqlalchemy")
+                 if m in sys.modules]
+        print(heavy)
+    """, NUBOARD_DIR=str(root))
+    assert out.stdout.strip().splitlines()[-1] == "[]"
