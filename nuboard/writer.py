@@ -46,7 +46,6 @@ class EventWriter:
         self.heartbeat = heartbeat
         self.dropped_points = 0
         self.written_points = 0
-        self._announced: set[int] = set()
         self._warned = False
         self._wake = threading.Event()
         self._stop = False
@@ -56,7 +55,8 @@ class EventWriter:
         flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)   # claimed by nb.init
         self.fd = os.open(path, flags, 0o644)
         self.size = 0
-        self._write(events.FILE_HEADER + events.meta_record(meta))
+        head = events.FILE_HEADER + events.meta_record(meta)
+        self._pending = b"" if self._write(head) else head   # a full disk: retry with the next write
         self._thread = threading.Thread(target=self._loop, name="nuboard-writer", daemon=True)
         self._thread.start()
 
@@ -96,13 +96,12 @@ class EventWriter:
             parts: list[bytes] = []
             taken = 0
             for s in list(self.series.values()):
-                if s.key_id not in self._announced:
-                    parts.append(events.key_record(s.key_id, s.name))
-                    self._announced.add(s.key_id)
                 vals = s.values
                 n = len(vals)
                 if not n:
                     continue
+                # Each batch names its keys again: a damaged KEY record costs one batch, not a file.
+                parts.append(events.key_record(s.key_id, s.name))
                 steps, walls = s.steps, s.walls
                 for lo in range(0, n, RECORD_POINTS):
                     hi = min(n, lo + RECORD_POINTS)
@@ -112,11 +111,11 @@ class EventWriter:
                 del vals[:n]
                 taken += n
             if parts:
-                if self._write(b"".join(parts)):
+                if self._write(self._pending + b"".join(parts)):
+                    self._pending = b""
                     self.written_points += taken
                 else:
                     self.dropped_points += taken
-                    self._announced.clear()     # key records may be lost: repeat them
         with self._drained:
             self._drain_count += 1
             self._drained.notify_all()
