@@ -71,14 +71,16 @@ def _value(v: Any, depth: int, where: str) -> Any:
     if depth > MAX_DEPTH:
         raise InvalidArgumentError(
             f"config is nested deeper than {MAX_DEPTH} levels (at {where[:200]!r}): flatten it.")
-    if v is None or isinstance(v, bool) or type(v) is int:
+    if isinstance(v, enum.Enum):
+        return f"{type(v).__name__}.{v.name}"
+    if v is None or isinstance(v, bool):
         return v
+    if isinstance(v, int):
+        return int(v) if -(1 << 63) <= v < 1 << 64 else _big_int(v)
     if isinstance(v, str):
         return _text(v)
     if isinstance(v, float):
         return v if math.isfinite(v) else ("nan" if v != v else ("inf" if v > 0 else "-inf"))
-    if isinstance(v, int):
-        return int(v)
     if isinstance(v, Mapping):
         return {_text(str(k)): _value(x, depth + 1, f"{where}.{k}") for k, x in v.items()}
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
@@ -92,8 +94,6 @@ def _value(v: Any, depth: int, where: str) -> Any:
             return sorted(items)
         except TypeError:
             return items
-    if isinstance(v, enum.Enum):
-        return f"{type(v).__name__}.{v.name}"
     if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
         return v.isoformat()
     if isinstance(v, _dt.timedelta):
@@ -118,6 +118,14 @@ def _value(v: Any, depth: int, where: str) -> Any:
     if callable(to_dict):
         return _value(to_dict(), depth + 1, where)
     return _text(str(v))
+
+
+def _big_int(v: int) -> str:
+    """An int too large for a 64-bit column, as text (or its size when even that is too long)."""
+    try:
+        return str(v)
+    except ValueError:
+        return f"<int of {v.bit_length()} bits>"
 
 
 def _text(s: str) -> str:

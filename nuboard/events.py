@@ -178,6 +178,8 @@ class LogReader:
                     at += _ARITH.size
                     if len(payload) != at + 16 * n or stride <= 0:
                         raise ValueError("points record of the wrong size")
+                    if start < 0 or start + (n - 1) * stride >= 1 << 63:
+                        raise ValueError("points record with steps outside int64")
                     steps = array("q", range(start, start + n * stride, stride))
                 elif mode == 0:
                     if len(payload) != at + 24 * n:
@@ -202,7 +204,7 @@ class LogReader:
                 self.meta = json.loads(bytes(payload[1:]).decode("utf-8"))
             else:
                 raise ValueError(f"unknown record kind {kind}")
-        except (ValueError, struct.error, UnicodeDecodeError) as exc:
+        except Exception as exc:   # any record that makes no sense is counted and skipped
             self.stats.bad_records += 1
             self._problem(f"{self.path}: skipped a bad record ({exc})")
 

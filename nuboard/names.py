@@ -82,10 +82,15 @@ def check_prefix(value: object, what: str) -> str:
     """Check a system or timing prefix: one segment of a scalar name, without '/'."""
     if not isinstance(value, str):
         raise InvalidTypeError(f"{what} must be a str, not {type(value).__name__} ({value!r:.80})")
-    if not value or "/" in value or len(value) > 64 or _bad_chars(value) or value.strip() != value:
+    if len(value) > 64:
+        raise InvalidNameError(f"{what} {_short(value)} is too long: at most 64 characters.")
+    problem = _bad_chars(value)
+    if problem:
+        raise InvalidNameError(f"{what} {_short(value)} {problem}: use one plain segment such as 'perf'.")
+    if not value or "/" in value or value.strip() != value:
         raise InvalidNameError(
             f"{what} {_short(value)} is not one segment: it must be 1-64 characters, "
-            "without '/', spaces at its ends or control characters (such as 'perf').")
+            "without '/' or spaces at its ends (such as 'perf').")
     return value
 
 
@@ -139,7 +144,11 @@ def check_tags(value: object) -> list[str]:
     for tag in value:
         if not isinstance(tag, str):
             raise InvalidTypeError(f"tag {tag!r:.80} must be a str, not {type(tag).__name__}.")
-        if not tag or len(tag) > MAX_TAG or _bad_chars(tag) or tag.strip() != tag:
+        if len(tag) > MAX_TAG:
+            raise InvalidNameError(f"tag {_short(tag)} is too long: at most {MAX_TAG} characters.")
+        if _bad_chars(tag):
+            raise InvalidNameError(f"tag {_short(tag)} {_bad_chars(tag)}: use printable text.")
+        if not tag or tag.strip() != tag:
             raise InvalidNameError(
                 f"tag {_short(tag)} is not a valid tag: 1-{MAX_TAG} characters, no control "
                 "characters or spaces at its ends.")

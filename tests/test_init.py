@@ -301,3 +301,20 @@ def test_plain_config_imports_no_omegaconf(root):
         print(heavy)
     """, NUBOARD_DIR=str(root))
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_config_enums_and_huge_ints_store_readably(root):
+    """IntEnum and str enums read as 'Class.NAME'; an int too big for JSON readers is text."""
+    class Mode(str, enum.Enum):
+        FAST = "fast"
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    run = nb.init("p", config={"mode": Mode.FAST, "level": Level.HIGH, "big": 10 ** 30,
+                               "huge": 10 ** 5000})
+    doc = read_doc(run)["config"]
+    assert doc == run.config
+    assert doc["mode"] == "Mode.FAST" and doc["level"] == "Level.HIGH"
+    assert doc["big"] == str(10 ** 30) and doc["huge"].startswith("<int of ")
+    run.finish()
