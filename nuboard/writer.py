@@ -79,16 +79,22 @@ class EventWriter:
 
     # -- the writer thread ----------------------------------------------------------------
     def _loop(self) -> None:
-        next_beat = 0.0
+        """Drain every flush_interval (or when woken), beat every heartbeat interval."""
+        now = time.monotonic()
+        next_flush = now + self.flush_interval
+        next_beat = now + (self.heartbeat.interval if self.heartbeat else float("inf"))
         while not self._stop:
-            self._wake.wait(self.flush_interval)
+            woken = self._wake.wait(max(0.0, min(next_flush, next_beat) - time.monotonic()))
             self._wake.clear()
             if self._stop:
                 break
-            self.drain()
-            if self.heartbeat is not None and time.monotonic() >= next_beat:
+            now = time.monotonic()
+            if woken or now >= next_flush:
+                self.drain()
+                next_flush = now + self.flush_interval
+            if self.heartbeat is not None and now >= next_beat:
                 self.heartbeat.beat()
-                next_beat = time.monotonic() + self.heartbeat.interval
+                next_beat = now + self.heartbeat.interval
 
     def drain(self) -> None:
         """Take what every buffer holds, pack it, and append it in one write."""
