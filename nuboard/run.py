@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import itertools
 import os
 import signal
 import sys
@@ -48,6 +49,8 @@ class Run:
         self._last_steps = last_steps        # earlier sessions' last steps, read lazily
         self._compact = compact
         self._series: Any = {}
+        self._key_ids = itertools.count()     # next() is atomic: the sampler thread opens series too
+        self._open_lock = threading.Lock()
         self._pid = os.getpid()
         self._finished = False
         self._finish_lock = threading.RLock()
@@ -168,12 +171,33 @@ class Run:
         if isinstance(self._series, _Closed):
             return self._series.get(name)
         check_scalar_name(name, () if internal else self._reserved)
-        last = -1
-        if self.session > 0:
-            last = self._earlier_last_steps().get(name, -1)
-        s = Series(len(self._series), name, last)
-        self._series[name] = s
+        with self._open_lock:
+            s = self._series.get(name)
+            if s is None:
+                last = -1
+                if self.session > 0:
+                    last = self._earlier_last_steps().get(name, -1)
+                s = Series(next(self._key_ids), name, last)
+                self._series[name] = s
         return s
+
+    def _log_own(self, values: "dict[str, float]", step: int | None = None) -> None:
+        """Log the run's own scalars (system/..., timing/...) at `step` or the current step.
+
+        For the sampler and timers, from any thread; names are full names under the
+        reserved prefixes, values floats.
+        """
+        series = self._series
+        if isinstance(series, (_Closed, _ForkedChild)):
+            return
+        step = max(self.step, 0) if step is None else step
+        now = _time()
+        for name, value in values.items():
+            s = series.get(name) or self._open_series(name, internal=True)
+            s.last_step = step
+            s.steps.append(step)
+            s.walls.append(now)
+            s.values.append(float(value))
 
     def _earlier_last_steps(self) -> dict[str, int]:
         if self._last_steps is None:
