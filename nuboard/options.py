@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import os
 import sys
 from typing import Any
 
@@ -78,7 +77,7 @@ def check_system_devices(value: Any) -> tuple[str, ...] | None:
     """Device names as the script uses them: 'cuda', 'cuda:i', 'mps', 'all', or a torch.device.
 
     Returns None for every GPU the process can use, else the normalised names.
-    Whether a cuda:i exists on this machine is checked by the system-metrics sampler.
+    Whether a cuda:i exists on this machine is checked against nvidia-smi (gpus.check_devices).
     """
     if value is None:
         return None
@@ -98,9 +97,6 @@ def check_system_devices(value: Any) -> tuple[str, ...] | None:
         if name == "mps" and sys.platform != "darwin":
             raise InvalidArgumentError(
                 f"system_devices {name!r}: MPS exists only on macOS (Apple silicon).")
-        if name.startswith("cuda") and __import__("shutil").which("nvidia-smi", path=os.environ.get("PATH")) is None:
-            raise InvalidArgumentError(
-                f"system_devices {name!r} cannot be tracked: nvidia-smi is not on the PATH.")
     return tuple(names)
 
 

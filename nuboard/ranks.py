@@ -35,3 +35,21 @@ def detect_ranks(env: "dict[str, str] | None" = None) -> Ranks:
             return Ranks(rank, local if local is not None and local >= 0 else rank,
                          size if size is not None and size > rank else rank + 1)
     return Ranks(0, 0, 1)
+
+
+def launch_key(env: "dict[str, str] | None" = None) -> str | None:
+    """An identity that every rank of one launch shares, or None outside a known launcher.
+
+    SLURM: the job and step ids; torchrun: the rendezvous id with the master's address and
+    port; Open MPI: the job id. A restarted torchrun agent keeps the key (same port and id).
+    """
+    env = os.environ if env is None else env
+    if env.get("SLURM_JOB_ID") and env.get("SLURM_PROCID") is not None:
+        return f"slurm:{env['SLURM_JOB_ID']}.{env.get('SLURM_STEP_ID', '')}"
+    if env.get("RANK") is not None and env.get("MASTER_ADDR") and env.get("MASTER_PORT"):
+        return (f"torch:{env.get('TORCHELASTIC_RUN_ID', '')}:{env['MASTER_ADDR']}:"
+                f"{env['MASTER_PORT']}")
+    for var in ("OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid", "PMIX_NAMESPACE"):
+        if env.get(var) and env.get("OMPI_COMM_WORLD_RANK") is not None:
+            return f"mpi:{env[var]}"
+    return None

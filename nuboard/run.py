@@ -11,13 +11,16 @@ import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import layout
 from .errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
 from .jsonfile import read_json, write_json_atomic
 from .names import check_scalar_name
 from .writer import SERIES_CAP, EventWriter, Series
+
+if TYPE_CHECKING:
+    from .timer import Timer
 
 STATUSES = ("finished", "crashed", "killed", "failed")
 _time = time.time
@@ -36,7 +39,7 @@ class Run:
 
     def __init__(self, *, path: Path, doc: dict, rank: int, session: int, reserved: tuple,
                  last_steps: "dict[str, int] | None", flush_interval: float,
-                 heartbeat, compact: bool, meta: dict):
+                 heartbeat, compact: bool, meta: dict, timing_all_ranks: bool = False):
         self.path = path
         self._abs = Path(os.path.abspath(path))
         self._doc = doc
@@ -48,6 +51,9 @@ class Run:
         self._reserved = reserved
         self._last_steps = last_steps        # earlier sessions' last steps, read lazily
         self._compact = compact
+        self._prefixes = dict(doc["prefixes"])
+        self._timing_all_ranks = timing_all_ranks
+        self._services: list = []             # the sampler and the console copy, stopped at finish
         self._series: Any = {}
         self._key_ids = itertools.count()     # next() is atomic: the sampler thread opens series too
         self._open_lock = threading.Lock()
@@ -207,6 +213,29 @@ class Run:
             self._last_steps = reader.last_steps()
         return self._last_steps
 
+    def timer(self, name: str, all_ranks: bool | None = None) -> "Timer":
+        """Time a block or a function; logs seconds as <timing_prefix>/<name> at the current step.
+
+            with run.timer("data"):
+                batch = next(loader)
+
+            @run.timer("step")
+            def train_step(batch): ...
+
+        Args:
+            name: '/'-separated segments under the timing prefix.
+            all_ranks: log from every rank, not only rank 0; defaults to nb.init's
+                timing_all_ranks.
+
+        Each timed block or call logs one point at the step of the latest point logged; a
+        name timed several times in one step logs several points at that step.
+        """
+        from .timer import Timer
+        if all_ranks is not None and not isinstance(all_ranks, bool):
+            raise InvalidTypeError(f"all_ranks must be True, False or None, not {all_ranks!r:.80}.")
+        wanted = self._timing_all_ranks if all_ranks is None else all_ranks
+        return Timer(self, name, enabled=self.rank == 0 or wanted)
+
     def flush(self) -> None:
         """Write everything buffered now (finish() does this too)."""
         if not self._finished and self._pid == os.getpid():
@@ -228,6 +257,11 @@ class Run:
             if self._finished:
                 return
             self._finished = True
+            for service in self._services:
+                try:
+                    service.stop()
+                except Exception:
+                    pass
             self._series = _Closed(self, self._series)
             self._writer.series = self._series.inner
             self._writer.close()

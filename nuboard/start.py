@@ -120,7 +120,24 @@ def init(
         check_folder_name(fork[0], "fork_from run id")
 
     ranks = detect_ranks()
+    from .capture import Plan, record_environment, start_services, write_environment_files
+    plan = Plan(groups=groups, devices=devices, capture_env=capture_env,
+                capture_console=capture_console, ranks=ranks)
     runs = layout.runs_dir(root, project)
+    launch = None
+    if run_id is None and ranks.world_size > 1 and not fork:
+        from . import launch as launches
+        from .ranks import launch_key
+        key = launch_key()
+        if key is None:
+            raise launches.no_launch_key(ranks.rank, ranks.world_size)
+        launch = (launches.launch_file(runs, key), key)
+        if ranks.rank == 0:
+            run_id = launches.started_run(launch[0])          # a restarted launch resumes
+        else:
+            run_id = launches.wait_for_launch(launch[0], ranks.rank, key)
+        if run_id is not None:
+            resume = "auto"
     parent_dir = runs / fork[0] if fork else None
     if parent_dir is not None and not (parent_dir / layout.RUN_JSON).is_file():
         raise RunNotFoundError(
@@ -173,6 +190,7 @@ def init(
     if existing is not None:
         doc = _resumed_doc(existing, run_name=name_given, config=config_doc, tags=tags, notes=notes, group=group,
                            prefixes=prefixes, world_size=ranks.world_size)
+    env_files = record_environment(plan, doc, code_dir) if ranks.rank == 0 else {}
     folder.mkdir(parents=True, exist_ok=True)
     if ranks.rank == 0:
         if existing is None:
@@ -187,8 +205,10 @@ def init(
                         f"Run {run_id!r} was just created by another process in project "
                         f"{project!r}: pass resume='auto' to join it.") from None
                 existing = _read_run_json(folder, project)
+                env = doc["env"]
                 doc = _resumed_doc(existing, run_name=None, config=None, tags=None, notes=None,
                                    group=None, prefixes=prefixes, world_size=ranks.world_size)
+                doc["env"] = env
             else:
                 if fork:
                     from .fork import copy_history
@@ -206,6 +226,10 @@ def init(
         session = _claim_session(folder, ranks.rank)
         if existing is not None:
             doc = existing
+    write_environment_files(folder, env_files)
+    if launch is not None and ranks.rank == 0:
+        from .launch import record_launch
+        record_launch(launch[0], launch[1], run_id)
     reserved = (prefixes["system"], prefixes["timing"])
     heartbeat = None
     if ranks.rank == 0:
@@ -214,9 +238,12 @@ def init(
     meta = {"format": 1, "run_id": run_id, "project": project, "rank": ranks.rank,
             "local_rank": ranks.local_rank, "world_size": ranks.world_size, "session": session,
             "pid": os.getpid(), "host": host, "start_time": time.time()}
-    return Run(path=folder, doc=doc, rank=ranks.rank, session=session, reserved=reserved,
-               last_steps=None if session > 0 else {}, flush_interval=flush_interval,
-               heartbeat=heartbeat, compact=compact, meta=meta)
+    run = Run(path=folder, doc=doc, rank=ranks.rank, session=session, reserved=reserved,
+              last_steps=None if session > 0 else {}, flush_interval=flush_interval,
+              heartbeat=heartbeat, compact=compact, meta=meta, timing_all_ranks=timing_all_ranks)
+    run._services = start_services(plan, run, interval=system_interval,
+                                   prefix=prefixes["system"], folder=folder, session=session)
+    return run
 
 
 def _claim_new_folder(runs: Path) -> tuple[str, Path]:
