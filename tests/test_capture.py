@@ -327,3 +327,40 @@ def test_crash_traceback_lands_in_the_console_copy(root):
     log = (folder / "files" / "output.log").read_text()
     assert "Traceback" in log and "ValueError: loss is nan" in log
     assert json.loads((folder / "run.json").read_text())["status"] == "crashed"
+
+
+def test_only_rank_zero_copies_the_console(root):
+    """A rank other than 0 prints as usual, but nothing of it reaches files/output.log."""
+    code = """
+        import nuboard as nb
+        run = nb.init("p", run_id="ranks", resume="auto", system_metrics=False)
+        print("from rank", run.rank)
+        run.finish()
+    """
+    run_child(code, NUBOARD_DIR=str(root))
+    out = run_child(code, NUBOARD_DIR=str(root), RANK="1", WORLD_SIZE="2")
+    assert "from rank 1" in out.stdout
+    assert (root / "p" / "runs" / "ranks" / "files" / "output.log").read_text() == "from rank 0\n"
+
+
+def test_torch_device_picks_the_gpu_to_track(root, tmp_path, monkeypatch):
+    """system_devices=torch.device('cuda', 1) tracks cuda:1; torch.device('cpu') is refused."""
+    torch = pytest.importorskip("torch")
+    bin_dir = fake_tool(tmp_path / "bin", "nvidia-smi", FAKE_SMI.replace("{mode}", "ok"))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    with pytest.raises(ValueError, match="'cpu'"):
+        nb.init("p", system_devices=torch.device("cpu"))
+    with pytest.raises(ValueError, match="cuda:2"):
+        nb.init("p", system_devices=torch.device("cuda", 2))
+    run = nb.init("p", system_devices=torch.device("cuda", 1), system_metrics=["gpu"],
+                  system_interval=0.05)
+    deadline = time.time() + 10
+    names: set = set()
+    while time.time() < deadline and "system/gpu1/util" not in names:
+        run.flush()
+        names = set(nb.read_scalars(run.path))
+        time.sleep(0.05)
+    run.finish()
+    assert {n for n in names if n.startswith("system/gpu")} == {
+        f"system/gpu1/{k}" for k in ("util", "memory_gb", "memory_percent", "temp_c", "power_w")}
