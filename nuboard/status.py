@@ -50,6 +50,16 @@ def read_heartbeat(run_dir: Path) -> dict | None:
         return None
 
 
+def heartbeat_mtime(run_dir: "str | os.PathLike[str]") -> float | None:
+    """When the run last showed life: its heartbeat file's mtime, else run.json's (or None)."""
+    for name in (layout.HEARTBEAT, layout.RUN_JSON):
+        try:
+            return os.stat(Path(run_dir) / name).st_mtime
+        except OSError:
+            continue
+    return None
+
+
 def run_status(run_dir: "str | os.PathLike[str]", doc: dict | None = None, *,
                now: float | None = None, watch: HeartbeatWatch | None = None) -> str:
     """'running', 'lost', 'finished', 'crashed', 'killed' or 'failed' (or 'unknown')."""
@@ -62,13 +72,9 @@ def run_status(run_dir: "str | os.PathLike[str]", doc: dict | None = None, *,
     status = doc.get("status", "unknown") if isinstance(doc, dict) else "unknown"
     if status != "running":
         return status
-    try:
-        mtime = (run_dir / layout.HEARTBEAT).stat().st_mtime
-    except OSError:
-        try:
-            mtime = (run_dir / layout.RUN_JSON).stat().st_mtime
-        except OSError:
-            return "unknown"
+    mtime = heartbeat_mtime(run_dir)
+    if mtime is None:
+        return "unknown"
     age = (time.time() if now is None else now) - mtime
     if watch is not None:
         beat = read_heartbeat(run_dir)

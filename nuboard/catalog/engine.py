@@ -10,22 +10,33 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
+import re
 import sqlite3
+import struct
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
+from sqlalchemy.pool import QueuePool
 
 from ..errors import NuBoardError
 from ..layout import resource_dir
 
 CATALOG = "catalog.sqlite"
 BUSY_TIMEOUT_MS = 60_000
-NO_WAL_FILESYSTEMS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "9p", "ceph",
-                      "glusterfs", "beegfs", "afs", "davfs", "sshfs")
+# File systems where SQLite's WAL is unsafe: its -shm index is shared memory (mmap), which
+# works only when every process sits on one host and the file system supports it.
+NO_WAL_FILESYSTEMS = frozenset((
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "ncpfs", "lustre", "gpfs", "9p", "ceph",
+    "glusterfs", "beegfs", "afs", "openafs", "davfs", "sshfs", "panfs", "orangefs", "pvfs2",
+    "wekafs", "quobyte", "vboxsf", "vmhgfs", "prl_fs"))
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
 class CatalogError(NuBoardError):
@@ -33,37 +44,82 @@ class CatalogError(NuBoardError):
 
 
 def cache_dir() -> Path:
+    """$NUBOARD_CACHE_DIR, else ~/.cache/nuboard: where catalogs go that cannot sit in a project."""
     return Path(os.environ.get("NUBOARD_CACHE_DIR") or Path.home() / ".cache" / "nuboard")
 
 
-def filesystem_type(path: Path) -> str | None:
-    """The type of the file system holding path, from /proc/mounts (None elsewhere)."""
-    try:
-        lines = Path("/proc/mounts").read_text().splitlines()
-    except OSError:
-        return None
-    real = str(Path(path).resolve())
-    best, kind = "", None
-    for line in lines:
+def read_mounts() -> str | None:
+    """The mount table of this process (/proc/self/mounts), or None where there is none."""
+    for name in ("/proc/self/mounts", "/proc/mounts"):
+        try:
+            return Path(name).read_text()
+        except OSError:
+            continue
+    return None
+
+
+def parse_mounts(text: str) -> list[tuple[str, str]]:
+    """(mount point, file system type) of each line of a /proc/mounts-like table, in order."""
+    out = []
+    for line in text.splitlines():
         parts = line.split()
         if len(parts) < 3:
             continue
-        mount = parts[1].replace("\\040", " ")
-        if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) >= len(best):
-            best, kind = mount, parts[2]
+        mount = _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), parts[1])
+        out.append((mount, parts[2]))
+    return out
+
+
+def filesystem_type(path: "str | os.PathLike[str]", mounts: str | None = None) -> str | None:
+    """The type of the file system holding path, from the mount table (None when unknown).
+
+    Args:
+        path: a file or folder; one that does not exist yet is judged by where it would be.
+        mounts: the text of a /proc/mounts-like table; None reads this process's.
+    """
+    if mounts is None:
+        mounts = read_mounts()
+        if mounts is None:
+            return None
+    real = os.path.realpath(path)
+    best, kind = "", None
+    for mount, fstype in parse_mounts(mounts):
+        inside = real == mount or real.startswith(mount.rstrip("/") + "/") or mount == "/"
+        if inside and len(mount) >= len(best):      # the later of two equal mounts is on top
+            best, kind = mount, fstype
     return kind
 
 
-def why_not_here(project_dir: Path) -> str | None:
-    """Why the catalog cannot live in the project folder (None when it can)."""
-    folder = project_dir if project_dir.exists() else project_dir.parent
-    kind = filesystem_type(folder)
-    if kind and (kind in NO_WAL_FILESYSTEMS or kind.startswith("fuse")):
+def wal_unsafe(kind: str | None) -> bool:
+    """Whether SQLite's WAL must not be used on a file system of this type."""
+    if not kind:
+        return False
+    kind = kind.lower()
+    return kind in NO_WAL_FILESYSTEMS or kind == "fuse" or kind.startswith(("fuse.", "fuseblk"))
+
+
+def _existing_ancestor(path: Path) -> Path:
+    path = Path(os.path.abspath(path))
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    return path
+
+
+def why_not_here(project_dir: Path, mounts: str | None = None) -> str | None:
+    """Why the catalog cannot live in the project folder (None when it can).
+
+    Args:
+        project_dir: the project's folder.
+        mounts: the text of a /proc/mounts-like table; None reads this process's.
+    """
+    project_dir = Path(project_dir)
+    kind = filesystem_type(_existing_ancestor(project_dir), mounts)
+    if wal_unsafe(kind):
         return f"the project folder is on {kind}, where SQLite's WAL does not work"
     target = project_dir / ".nuboard"
     try:
         target.mkdir(parents=True, exist_ok=True)
-        probe = target / f".probe-{os.getpid()}"
+        probe = target / f".probe-{os.getpid()}-{os.urandom(3).hex()}"
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
@@ -71,14 +127,18 @@ def why_not_here(project_dir: Path) -> str | None:
     return None
 
 
-def catalog_path(project_dir: Path) -> tuple[Path, str | None]:
-    """Where the catalog of a project lives, and why it is not in the project (or None)."""
+def catalog_path(project_dir: Path, mounts: str | None = None) -> tuple[Path, str | None]:
+    """Where the catalog of a project lives, and why it is not in the project (or None).
+
+    Raises:
+        CatalogError: neither the project folder nor the cache folder can hold it.
+    """
     project_dir = Path(project_dir)
-    reason = why_not_here(project_dir)
+    reason = why_not_here(project_dir, mounts)
     if reason is None:
-        return project_dir / ".nuboard" / CATALOG, None
-    key = hashlib.sha256(str(project_dir.resolve()).encode()).hexdigest()[:16]
-    folder = cache_dir() / f"{project_dir.name}-{key}"
+        return Path(os.path.abspath(project_dir)) / ".nuboard" / CATALOG, None
+    key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:16]
+    folder = Path(os.path.abspath(cache_dir())) / f"{project_dir.name}-{key}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -86,34 +146,56 @@ def catalog_path(project_dir: Path) -> tuple[Path, str | None]:
             f"the catalog of {str(project_dir)!r} cannot live there ({reason}) nor in "
             f"{str(folder)!r} ({exc.strerror or exc}); set NUBOARD_CACHE_DIR to a local, "
             "writable folder.") from None
+    kind = filesystem_type(folder, mounts)
+    if wal_unsafe(kind):
+        raise CatalogError(
+            f"the catalog of {str(project_dir)!r} cannot live there ({reason}) nor in "
+            f"{str(folder)!r} (on {kind}, where SQLite's WAL does not work); set "
+            "NUBOARD_CACHE_DIR to a folder on a local disk.")
     return folder / CATALOG, reason
 
 
-def make_engine(path: Path, *, read_only: bool = False) -> Engine:
-    """An engine with WAL, busy_timeout, synchronous=NORMAL, foreign keys, BEGIN IMMEDIATE."""
-    if read_only:
-        url = f"sqlite:///file:{path}?mode=ro&uri=true"
-    else:
-        url = f"sqlite:///{path}"
-    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000,
-                                              "check_same_thread": False})
+def make_engine(path: Path, *, read_only: bool = False, begin: str | None = None) -> Engine:
+    """An engine with WAL, busy_timeout, synchronous=NORMAL and foreign keys on.
 
-    @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_conn, _record):
-        dbapi_conn.isolation_level = None          # we issue BEGIN ourselves
-        cur = dbapi_conn.cursor()
-        if not read_only:
-            cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA foreign_keys=ON")
+    Args:
+        path: the catalog file.
+        read_only: open the file read-only (mode=ro) with query_only on; it is never created.
+        begin: the statement that opens a transaction: "BEGIN IMMEDIATE" (the default for
+            an engine that writes, so writers queue on the busy timeout instead of failing
+            when a read turns into a write) or "BEGIN" (a reader: WAL readers never wait).
+    """
+    path = Path(os.path.abspath(path))
+    if begin is None:
+        begin = "BEGIN" if read_only else "BEGIN IMMEDIATE"
+    query_only = read_only or begin == "BEGIN"
+
+    def connect():
         if read_only:
-            cur.execute("PRAGMA query_only=ON")
-        cur.close()
+            con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True,
+                                  timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        else:
+            con = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000,
+                                  check_same_thread=False)
+        con.isolation_level = None          # we issue BEGIN ourselves
+        con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        if not read_only:
+            mode = con.execute("PRAGMA journal_mode").fetchone()[0]
+            if mode.lower() != "wal":
+                con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA synchronous=NORMAL")
+        con.execute("PRAGMA foreign_keys=ON")
+        if query_only:
+            con.execute("PRAGMA query_only=ON")
+        return con
+
+    # the URL is only for the dialect: the file is opened by connect(), so no character of
+    # its path is ever read as part of a URL
+    engine = create_engine("sqlite://", creator=connect, poolclass=QueuePool)
 
     @event.listens_for(engine, "begin")
     def _begin(conn):
-        conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        conn.exec_driver_sql(begin)
 
     return engine
 
@@ -121,7 +203,7 @@ def make_engine(path: Path, *, read_only: bool = False) -> Engine:
 @contextlib.contextmanager
 def file_lock(path: Path):
     """An exclusive lock between processes (flock on path)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -131,6 +213,7 @@ def file_lock(path: Path):
 
 
 def alembic_config(engine_conn=None):
+    """An Alembic Config for the catalog's migrations (optionally bound to a connection)."""
     from alembic.config import Config
     cfg = Config()
     cfg.set_main_option("script_location", str(resource_dir("migrations")))
@@ -139,37 +222,134 @@ def alembic_config(engine_conn=None):
     return cfg
 
 
-def is_damaged(path: Path) -> str | None:
-    """Why an existing catalog file cannot be used (None when it is fine or missing)."""
-    if not path.exists():
-        return None
+@functools.lru_cache(maxsize=None)
+def head_revision() -> str | None:
+    """The newest revision in migrations/."""
+    from alembic.script import ScriptDirectory
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+@functools.lru_cache(maxsize=None)
+def known_revisions() -> frozenset[str]:
+    """Every revision in migrations/."""
+    from alembic.script import ScriptDirectory
+    return frozenset(r.revision for r in
+                     ScriptDirectory.from_config(alembic_config()).walk_revisions())
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a file, to tell a catalog replaced under us (None when missing)."""
     try:
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def is_damaged(path: Path, *, thorough: bool = False) -> str | None:
+    """Why an existing catalog file cannot be used (None when it looks fine or is missing).
+
+    The cheap checks read the header: SQLite's magic, and (when no WAL is beside it) whether
+    the file holds as many pages as the header says, which a truncated file does not. Then
+    SQLite reads the schema. thorough=True adds PRAGMA quick_check, which reads every page.
+    """
+    wal = Path(f"{path}-wal")
+    wal_before = _nonempty(wal)
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(100)
+            size = os.fstat(fh.fileno()).st_size
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if size == 0:
+        return None                                   # a new, empty database
+    if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
+        return "it is not an SQLite database (its header is wrong)"
+    page_size = struct.unpack(">H", header[16:18])[0]
+    page_size = 65536 if page_size == 1 else page_size
+    pages = struct.unpack(">I", header[28:32])[0]
+    valid_for, changes = header[92:96], header[24:28]
+    # with a WAL the header may be newer than the pages (a checkpoint is copying them)
+    if pages and valid_for == changes and not wal_before and not _nonempty(wal):
+        if size < pages * page_size:
+            return f"it is truncated ({size} bytes where its header says {pages * page_size})"
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True,
+                              timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            row = con.execute("PRAGMA quick_check").fetchone()
+            con.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            row = con.execute("PRAGMA quick_check").fetchone() if thorough else ("ok",)
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
-        return str(exc)
+        # busy, locked, cannot open: not damage; opening it for real says what is wrong
+        return str(exc) if is_corruption(exc) else None
     if not row or row[0] != "ok":
         return f"quick_check says {row[0] if row else 'nothing'}"
     return None
 
 
-def migrate(engine: Engine) -> None:
-    """Upgrade the catalog to the newest revision (call under the catalog's lock)."""
+def _nonempty(path: Path) -> bool:
+    try:
+        return os.stat(path).st_size > 0
+    except OSError:
+        return False
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether an error from SQLite says the catalog file is damaged (not merely busy)."""
+    text = str(exc).lower()
+    return any(s in text for s in ("malformed", "not a database", "file is encrypted",
+                                   "disk image", "database corrupt"))
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The catalog's revision in alembic_version (None at base or on a new file)."""
+    from alembic.migration import MigrationContext
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def migrate(engine: Engine) -> str | None:
+    """Upgrade the catalog to the newest revision (call under the catalog's lock).
+
+    Returns:
+        The revision it was upgraded from ("base" for a new or empty catalog), or None
+        when it was at head already.
+    """
+    head = head_revision()
+    current = current_revision(engine)
+    if current == head:
+        return None
+    if current is not None and current not in known_revisions():
+        raise CatalogError(
+            f"the catalog is at revision {current!r}, which this NuBoard does not know (its "
+            f"newest is {head!r}): a newer NuBoard wrote it. Upgrade nuboard, or remove the "
+            "catalog to rebuild it from the files.")
     from alembic import command
     with engine.connect() as conn:
         command.upgrade(alembic_config(conn), "head")
+        if conn.in_transaction():
+            conn.commit()
+    return current or "base"
 
 
-def set_aside(path: Path) -> None:
-    """Move a damaged catalog (and its -wal and -shm) out of the way; it is rebuilt from files."""
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    for suffix in ("", "-wal", "-shm"):
+def set_aside(path: Path) -> Path:
+    """Move a damaged catalog (and its -wal and -shm) out of the way; it is rebuilt from files.
+
+    The -wal and -shm go first, so a process opening the catalog meanwhile never pairs a new
+    database with the old WAL. Returns the new name of the catalog file.
+    """
+    stamp = time.strftime("%Y%m%dT%H%M%S") + f"-{os.getpid()}-{os.urandom(2).hex()}"
+    aside = Path(f"{path}.damaged-{stamp}")
+    for suffix in ("-wal", "-shm", ""):
         part = Path(str(path) + suffix)
         if part.exists():
             try:
-                os.replace(part, Path(f"{path}.damaged-{stamp}{suffix}"))
+                os.replace(part, Path(f"{aside}{suffix}"))
             except OSError:
                 part.unlink(missing_ok=True)
+    return aside

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import warnings
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.exc import DatabaseError
 
 from .. import layout
-from .engine import (catalog_path, file_lock, is_damaged, make_engine, migrate, set_aside)
+from .engine import (CatalogError, catalog_path, file_identity, file_lock, is_corruption,
+                     is_damaged, make_engine, migrate, set_aside)
 from .tables import projects
 
 
@@ -20,7 +22,14 @@ class Catalog:
     Attributes:
         root, project: the root folder and the project's name ('team/llm').
         project_dir: the project's folder.
-        path: the catalog file; `moved_because` says why it is not in the project folder.
+        project_id: the project's row in `projects`.
+        path: the catalog file; `moved_because` says why it is not in the project folder
+            (None when it is there).
+        migrated_from: the revision this open upgraded the catalog from ('base' for a new
+            file), or None when it was at head already.
+        damaged_because: why a damaged catalog was set aside by the latest open or
+            rebuild (None when none was); an empty catalog replaces it, and a sync
+            fills it from the files.
     """
 
     def __init__(self, root: "str | os.PathLike[str]", project: str):
@@ -28,50 +37,91 @@ class Catalog:
         self.project = project
         self.project_dir = layout.project_dir(self.root, project)
         self.path, self.moved_because = catalog_path(self.project_dir)
+        self.writer: Engine | None = None
+        self.reader: Engine | None = None
+        self.migrated_from: str | None = None
+        self.damaged_because: str | None = None
+        self._identity: tuple[int, int] | None = None
         self._open()
 
+    @property
+    def _lock_path(self) -> Path:
+        return Path(f"{self.path}.lock")
+
     def _open(self) -> None:
-        with file_lock(Path(str(self.path) + ".lock")):
+        with file_lock(self._lock_path):
             damage = is_damaged(self.path)
             if damage is not None:
-                warnings.warn(f"nuboard: the catalog {str(self.path)!r} was damaged ({damage}); "
-                              "rebuilding it from the files.", RuntimeWarning, stacklevel=3)
-                set_aside(self.path)
-            self.writer: Engine = make_engine(self.path)
+                self._set_aside(damage)
+            writer = make_engine(self.path)
             try:
-                migrate(self.writer)
-            except (DatabaseError, OperationalError) as exc:
-                if "not a database" not in str(exc) and "malformed" not in str(exc):
-                    raise
-                self.writer.dispose()
-                set_aside(self.path)
-                self.writer = make_engine(self.path)
-                migrate(self.writer)
-            self.project_id = self._project_row()
-        self.reader: Engine = make_engine(self.path)
+                migrated = migrate(writer)
+                project_id = self._project_row(writer)
+            except CatalogError:
+                writer.dispose()
+                raise
+            except (DatabaseError, sqlite3.DatabaseError) as exc:
+                writer.dispose()
+                if not is_corruption(exc):
+                    raise CatalogError(
+                        f"the catalog {str(self.path)!r} cannot be opened ({_reason(exc)}); "
+                        "close other programs using it, or remove it to rebuild it from the "
+                        "files.") from exc
+                self._set_aside(_reason(exc))
+                writer = make_engine(self.path)
+                migrated = migrate(writer)
+                project_id = self._project_row(writer)
+            self._identity = file_identity(self.path)
+        self.writer, self.project_id, self.migrated_from = writer, project_id, migrated
+        self.reader = make_engine(self.path, begin="BEGIN")
 
-    def _project_row(self) -> int:
-        with self.writer.begin() as conn:
-            row = conn.execute(select(projects.c.id).where(projects.c.name == self.project)).first()
+    def _set_aside(self, reason: str) -> None:
+        aside = set_aside(self.path)
+        self.damaged_because = reason
+        warnings.warn(f"nuboard: the catalog {str(self.path)!r} was damaged ({reason}); it was "
+                      f"moved to {aside.name!r} and is rebuilt from the files.",
+                      RuntimeWarning, stacklevel=4)
+
+    def _project_row(self, writer: Engine) -> int:
+        path = os.path.realpath(self.project_dir)
+        with writer.begin() as conn:
+            row = conn.execute(select(projects.c.id, projects.c.path)
+                               .where(projects.c.name == self.project)).first()
             if row is not None:
-                return row[0]
-            result = conn.execute(projects.insert().values(
-                name=self.project, path=str(self.project_dir.resolve())))
+                if row.path != path:                 # the folder was moved or copied
+                    conn.execute(update(projects).where(projects.c.id == row.id).values(path=path))
+                return row.id
+            result = conn.execute(projects.insert().values(name=self.project, path=path))
             return result.inserted_primary_key[0]
 
     def exists_on_disk(self) -> bool:
         return self.path.exists()
 
     def reopen_if_gone(self) -> bool:
-        """When the catalog file was deleted under us, open (and so rebuild) a new one."""
-        if self.path.exists() and is_damaged(self.path) is None:
+        """When the catalog file was deleted or replaced under us, open (so rebuild) a new one.
+
+        Costs one stat when nothing happened. Returns whether it reopened.
+        """
+        if self._identity is not None and file_identity(self.path) == self._identity:
             return False
         self.close()
         self._open()
         return True
 
+    def rebuild(self, reason: str) -> None:
+        """Set a catalog found damaged in use aside and open an empty one to sync into.
+
+        When another process already replaced it, the new file is kept and only reopened.
+        """
+        self.close()
+        with file_lock(self._lock_path):
+            if self._identity is not None and file_identity(self.path) == self._identity:
+                self._set_aside(reason)
+        self._open()
+
     def close(self) -> None:
-        for engine in (getattr(self, "writer", None), getattr(self, "reader", None)):
+        """Close every connection (the last one to close checkpoints the WAL)."""
+        for engine in (self.writer, self.reader):
             if engine is not None:
                 engine.dispose()
 
@@ -80,3 +130,11 @@ class Catalog:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        return f"<nuboard.Catalog {self.project!r} at {str(self.path)!r}>"
+
+
+def _reason(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    return str(orig if orig is not None else exc)

@@ -1,113 +1,188 @@
 """Sync the catalog from the files: incremental by what changed on disk, or from nothing.
 
-An unchanged finished run costs one stat of its folder (a rewrite of run.json, a new session
-or new files change the folder's mtime). A running run is also judged by its logs' sizes.
-A run folder that is half written, whose run.json is not JSON or comes from a newer format,
-is reported and skipped, never fatal.
+An unchanged finished run costs two stats (its folder and its run.json: a rewrite of run.json,
+a new session or new files change one of them). A running run, and a run with ranks other
+than 0 (whose logs may still grow after rank 0 finished), is compared by the sizes and mtimes
+of its logs. A run folder that is half written, whose run.json is not JSON or comes
+from a newer format, is reported and skipped, never fatal.
+
+Rows are written in batches, each in one BEGIN IMMEDIATE transaction that first removes
+whatever rows the runs have (another indexer may have written them meanwhile), so any number
+of processes can sync at once and the catalog never holds a run twice.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import sqlite3
 from array import array
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy.exc import DatabaseError
 
 from .. import layout
-from ..scalars import RunReader, read_scalars
+from ..status import heartbeat_mtime
+from ..scalars import RunReader
+from .engine import is_corruption
 from .store import Catalog
 from .tables import config, runs, scalars, tags
 
 RUN_FORMAT = 1
+RUN_JSON = layout.RUN_JSON
 BATCH = 500
+MAX_RUN_JSON = 64 << 20          # a run.json larger than this is skipped
+PARQUET_FROM = 4 << 20           # a rank's logs this large are summarized from data.parquet
+ARROW_FROM = 4096                # min/max over this many points are taken by pyarrow
+_IN_CHUNK = 900                  # names per IN (...) list, under SQLite's variable limit
 
 
 class SyncReport:
-    """What a sync did: counts, and the runs it skipped with the reason."""
+    """What a sync did: counts, the runs it skipped with the reason, and a rebuild's reason."""
 
     def __init__(self) -> None:
         self.added = self.updated = self.removed = self.unchanged = 0
         self.skipped: list[tuple[str, str]] = []
+        self.rebuilt_because: str | None = None
 
     def as_dict(self) -> dict:
         return {"added": self.added, "updated": self.updated, "removed": self.removed,
-                "unchanged": self.unchanged, "skipped": [list(s) for s in self.skipped]}
+                "unchanged": self.unchanged, "skipped": [list(s) for s in self.skipped],
+                "rebuilt_because": self.rebuilt_because}
 
     def __repr__(self) -> str:
         return f"SyncReport({self.as_dict()})"
 
 
+class _Indexed(NamedTuple):
+    run_id: str
+    row: dict
+    tags: list
+    config: list
+    scalars: list
+
+
+# -- reading one run --------------------------------------------------------------------------
+
 def flatten_config(doc, prefix: str = "") -> list[dict]:
-    """Nested config to rows {key, type, value_num, value_text}, keys joined with '.'."""
+    """Nested config to rows {key, type, value_num, value_text}, keys joined with '.'.
+
+    A key met twice ({'a.b': 1, 'a': {'b': 2}}) keeps its first value. An empty dict
+    below the top is kept as a value ('{}').
+    """
     out: list[dict] = []
-    if isinstance(doc, dict) and (doc or not prefix):
-        for key, value in doc.items():
-            out.extend(flatten_config(value, f"{prefix}.{key}" if prefix else str(key)))
-        return out
-    if isinstance(doc, bool):
-        out.append({"key": prefix, "type": "bool", "value_num": float(doc), "value_text": json.dumps(doc)})
-    elif isinstance(doc, (int, float)):
-        kind = "int" if isinstance(doc, int) else "float"
-        num = float(doc) if math.isfinite(float(doc)) else None
-        out.append({"key": prefix, "type": kind, "value_num": num, "value_text": json.dumps(doc)})
-    elif isinstance(doc, str):
-        out.append({"key": prefix, "type": "str", "value_num": None, "value_text": doc})
-    elif doc is None:
-        out.append({"key": prefix, "type": "null", "value_num": None, "value_text": "null"})
-    else:
-        out.append({"key": prefix, "type": "list" if isinstance(doc, list) else "dict",
-                    "value_num": None, "value_text": json.dumps(doc, ensure_ascii=False)})
+    seen: set[str] = set()
+    stack = [(prefix, doc)]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict) and (value or (not key and not prefix)):
+            items = [(f"{key}.{k}" if key else str(k), v) for k, v in value.items()]
+            stack.extend(reversed(items))
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(_config_value(key, value))
     return out
 
 
+def _config_value(key: str, value) -> dict:
+    if isinstance(value, bool):
+        return {"key": key, "type": "bool", "value_num": float(value),
+                "value_text": json.dumps(value)}
+    if isinstance(value, (int, float)):
+        kind = "int" if isinstance(value, int) else "float"
+        try:
+            num = float(value)
+        except OverflowError:                    # an int beyond a double
+            num = None
+        num = num if num is not None and math.isfinite(num) else None
+        return {"key": key, "type": kind, "value_num": num, "value_text": json.dumps(value)}
+    if isinstance(value, str):
+        return {"key": key, "type": "str", "value_num": None, "value_text": value}
+    if value is None:
+        return {"key": key, "type": "null", "value_num": None, "value_text": "null"}
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    return {"key": key, "type": "list" if isinstance(value, list) else "dict",
+            "value_num": None, "value_text": text}
+
+
 def _min_max(values: array) -> tuple[float | None, float | None]:
-    finite = values if len(values) < 64 else None
-    if finite is not None:
-        good = [v for v in values if v == v]
-        return (min(good), max(good)) if good else (None, None)
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    arr = pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
-    result = pc.min_max(arr)
-    return result["min"].as_py(), result["max"].as_py()
+    """The smallest and largest value, NaN ignored (None, None when all are NaN)."""
+    if len(values) >= ARROW_FROM:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        arr = pa.Array.from_buffers(pa.float64(), len(values), [None, pa.py_buffer(values)])
+        result = pc.min_max(arr)
+        return _num(result["min"].as_py()), _num(result["max"].as_py())
+    total = sum(values)
+    if total == total:                           # no NaN (nor inf and -inf together)
+        return min(values), max(values)
+    good = [v for v in values if v == v]
+    return (min(good), max(good)) if good else (None, None)
 
 
 def _num(v: float | None) -> float | None:
     return None if v is None or v != v else v
 
 
+def _read_rank(run_dir: Path, rank: int, logs: list) -> dict:
+    size = 0
+    for _, _, path in logs:
+        try:
+            size += path.stat().st_size
+        except OSError:
+            pass
+    if size >= PARQUET_FROM and (run_dir / layout.PARQUET).is_file():
+        from ..compact import read_parquet_if_current
+        found = read_parquet_if_current(run_dir, None, rank)
+        if found is not None:
+            return found
+    reader = RunReader(run_dir, rank)
+    reader.refresh()
+    return reader.scalars()
+
+
 def summarize(run_dir: Path) -> list[dict]:
-    """Per scalar and rank: last value, min, max, count, last step."""
+    """Per scalar and rank: last value, min, max (NaN ignored), count, last step.
+
+    Small logs are read directly (cheaper than opening data.parquet); large ones from a
+    data.parquet that is current, else from the logs.
+    """
+    by_rank: dict[int, list] = {}
+    for rank, session, path in layout.list_logs(run_dir):
+        by_rank.setdefault(rank, []).append((rank, session, path))
     rows = []
-    for rank in sorted({r for r, _, _ in layout.list_logs(run_dir)}):
-        if rank == 0:
-            found = read_scalars(run_dir, rank=0)
-        else:
-            reader = RunReader(run_dir, rank)
-            reader.refresh()
-            found = reader.scalars()
-        for name, s in found.items():
+    for rank in sorted(by_rank):
+        for name, s in _read_rank(run_dir, rank, by_rank[rank]).items():
             if not len(s.values):
                 continue
             lo, hi = _min_max(s.values)
-            rows.append({"rank": rank, "name": name, "last": _num(s.values[-1]), "min": lo, "max": hi,
-                         "count": len(s.values), "last_step": s.steps[-1]})
+            rows.append({"rank": rank, "name": name, "last": _num(s.values[-1]), "min": lo,
+                         "max": hi, "count": len(s.values), "last_step": s.steps[-1]})
     return rows
 
 
+def _stat_part(name: str, st: os.stat_result) -> str:
+    return f"{name}:{st.st_size}:{st.st_mtime_ns}"
+
+
 def signature(folder: Path) -> str:
-    """What changes when the run does: run.json and every log (name, size, mtime)."""
+    """What changes when the run does: run.json first, then each log (name, size, mtime)."""
     parts = []
-    for name in sorted(os.listdir(folder)):
+    names = sorted(os.listdir(folder))
+    for name in [layout.RUN_JSON] + [n for n in names if n != layout.RUN_JSON]:
         if name == layout.RUN_JSON or name.startswith("events.") or name == layout.PARQUET:
             try:
                 st = os.stat(folder / name)
             except OSError:
                 continue
-            parts.append(f"{name}:{st.st_size}:{st.st_mtime_ns}")
+            parts.append(_stat_part(name, st))
     return "|".join(parts)
 
 
@@ -124,141 +199,259 @@ def _duration(doc: dict) -> float | None:
 def read_run(folder: Path) -> tuple[dict | None, str | None]:
     """run.json of a folder, or the reason it is skipped."""
     path = folder / layout.RUN_JSON
-    if not path.exists():
-        return None, "no run.json (a half-written run folder)"
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError) as exc:
-        return None, f"run.json is not readable JSON ({exc})"
+        if path.stat().st_size > MAX_RUN_JSON:
+            return None, f"run.json is larger than {MAX_RUN_JSON >> 20} MB"
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None, "no run.json (a half-written run folder)"
+    except OSError as exc:
+        return None, f"run.json cannot be read ({exc.strerror or exc})"
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
+        return None, f"run.json is not readable JSON ({str(exc)[:200]})"
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
-        return None, "run.json is not a run document"
+        return None, "run.json is not a run document (no id)"
     fmt = doc.get("format")
-    if not isinstance(fmt, int) or fmt > RUN_FORMAT:
-        return None, f"run.json has format {fmt!r}; this NuBoard reads up to {RUN_FORMAT}: upgrade nuboard"
+    if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt > RUN_FORMAT:
+        return None, (f"run.json has format {fmt!r}; this NuBoard reads up to {RUN_FORMAT}: "
+                      "upgrade nuboard")
     return doc, None
 
 
+def _text(value) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and \
+        -(1 << 63) <= value < (1 << 63) else None
+
+
 def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str) -> dict:
-    parent = doc.get("parent") or {}
-    heartbeat = None
-    try:
-        heartbeat = os.stat(folder / layout.HEARTBEAT).st_mtime
-    except OSError:
-        pass
+    """The runs row of a run document."""
+    parent = doc.get("parent") if isinstance(doc.get("parent"), dict) else {}
+    env = doc.get("env") if isinstance(doc.get("env"), dict) else {}
+    git = env.get("git") if isinstance(env.get("git"), dict) else {}
+    heartbeat = heartbeat_mtime(folder)
     return {
-        "project_id": project_id, "run_id": folder.name, "name": str(doc.get("name") or "run"),
-        "group_name": doc.get("group"), "notes": doc.get("notes"),
-        "status": str(doc.get("status") or "unknown"), "heartbeat_mtime": heartbeat,
-        "host": doc.get("host"), "python": doc.get("python"), "platform": doc.get("platform"),
-        "created": str(doc.get("start_time") or ""), "ended": doc.get("end_time"),
-        "duration_s": _duration(doc), "world_size": doc.get("world_size"),
-        "parent_run_id": parent.get("run_id") if isinstance(parent, dict) else None,
-        "parent_step": parent.get("step") if isinstance(parent, dict) else None,
-        "git_commit": ((doc.get("env") or {}).get("git") or {}).get("commit")
-        if isinstance(doc.get("env"), dict) else None,
+        "project_id": project_id, "run_id": folder.name, "name": _text(doc.get("name")) or "run",
+        "group_name": _text(doc.get("group")), "notes": _text(doc.get("notes")),
+        "status": _text(doc.get("status")) or "unknown", "heartbeat_mtime": heartbeat,
+        "host": _text(doc.get("host")), "python": _text(doc.get("python")),
+        "platform": _text(doc.get("platform")), "created": _text(doc.get("start_time")) or "",
+        "ended": _text(doc.get("end_time")), "duration_s": _duration(doc),
+        "world_size": _int(doc.get("world_size")), "parent_run_id": _text(parent.get("run_id")),
+        "parent_step": _int(parent.get("step")), "git_commit": _text(git.get("commit")),
         "folder_mtime_ns": mtime_ns, "signature": sig,
     }
 
+
+def _tags(doc: dict) -> list[str]:
+    found = doc.get("tags")
+    if isinstance(found, str):
+        found = [found]
+    if not isinstance(found, list):
+        return []
+    return list(dict.fromkeys(t for t in found if isinstance(t, str)))
+
+
+def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
+              ) -> tuple[_Indexed | None, str | None]:
+    """Every row of one run folder, or the reason it is skipped."""
+    doc, why = read_run(folder)
+    if doc is None:
+        return None, why
+    try:
+        summaries = summarize(folder)
+    except Exception as exc:      # a log we cannot read is reported, not fatal
+        return None, f"its logs cannot be read ({exc})"
+    config_doc = doc.get("config")
+    config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
+    return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig), _tags(doc),
+                    config_rows, summaries), None
+
+
+# -- the sync ---------------------------------------------------------------------------------
 
 def sync(catalog: Catalog, *, full: bool = False,
          progress: Callable[[int, int], None] | None = None) -> SyncReport:
     """Bring the catalog up to date with the run folders of its project.
 
+    A catalog deleted or replaced since it was opened is reopened first; one found damaged
+    while in use is set aside and rebuilt from the files.
+
     Args:
-        full: forget what the catalog holds and index every run again (nuboard reindex).
+        full: read every run again, as if the catalog were empty (nuboard reindex).
         progress: called with (done, total) as runs are looked at.
     """
+    catalog.reopen_if_gone()
+    try:
+        return _sync(catalog, full, progress)
+    except (DatabaseError, sqlite3.DatabaseError) as exc:
+        if not is_corruption(exc):
+            raise
+        reason = str(getattr(exc, "orig", None) or exc)
+    catalog.rebuild(reason)
+    report = _sync(catalog, True, progress)
+    report.rebuilt_because = reason
+    return report
+
+
+class _Known(NamedTuple):
+    status: str
+    folder_mtime_ns: int
+    signature: str
+    heartbeat_mtime: float | None
+
+
+def _known(catalog: Catalog) -> dict[str, _Known]:
+    with catalog.reader.connect() as conn:
+        rows = conn.execute(
+            select(runs.c.run_id, runs.c.status, runs.c.folder_mtime_ns, runs.c.signature,
+                   runs.c.heartbeat_mtime).where(runs.c.project_id == catalog.project_id))
+        return {r[0]: _Known(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
     report = SyncReport()
     runs_dir = layout.runs_dir(catalog.root, catalog.project)
     try:
         entries = [e for e in os.scandir(runs_dir) if not e.name.startswith(".") and e.is_dir()]
     except FileNotFoundError:
         entries = []
-    with catalog.reader.connect() as conn:
-        known = {r.run_id: r for r in conn.execute(
-            select(runs.c.id, runs.c.run_id, runs.c.status, runs.c.folder_mtime_ns, runs.c.signature,
-                   runs.c.heartbeat_mtime).where(runs.c.project_id == catalog.project_id))}
-    if full:
-        with catalog.writer.begin() as conn:
-            conn.execute(delete(runs).where(runs.c.project_id == catalog.project_id))
-        known = {}
-    seen = set()
-    pending: list[tuple[str, dict, list, list, list]] = []
-    beats: list[tuple[int, float]] = []
+    known = _known(catalog)
+    seen: set[str] = set()
+    drop: list[str] = []                       # indexed before, skipped now
+    pending: list[_Indexed] = []
+    beats: list[dict] = []
     total = len(entries)
     for done, entry in enumerate(entries, 1):
         name = entry.name
-        seen.add(name)
         try:
             mtime_ns = entry.stat().st_mtime_ns
         except OSError:
-            continue
-        old = known.get(name)
-        if old is not None and old.folder_mtime_ns == mtime_ns and old.status != "running":
-            report.unchanged += 1
-        else:
-            folder = Path(entry.path)
-            sig = signature(folder)
-            if old is not None and old.signature == sig and old.folder_mtime_ns == mtime_ns:
+            continue                           # gone since the listing: removed below
+        seen.add(name)
+        old = None if full else known.get(name)
+        if old is not None and old.folder_mtime_ns == mtime_ns and old.status != "running" \
+                and not _other_ranks(old.signature):
+            try:
+                head = _stat_part(layout.RUN_JSON, os.stat(os.path.join(entry.path, RUN_JSON)))
+            except OSError:
+                head = None
+            if head is not None and old.signature.split("|", 1)[0] == head:
                 report.unchanged += 1
-                _note_heartbeat(folder, old, beats)
+                _progress(progress, done, total)
+                continue
+        folder = Path(entry.path)
+        try:
+            sig = signature(folder)
+        except OSError:
+            seen.discard(name)
+            continue
+        if old is not None and old.signature == sig and old.folder_mtime_ns == mtime_ns:
+            report.unchanged += 1
+            _note_heartbeat(folder, name, old, beats)
+        else:
+            indexed, why = index_run(folder, catalog.project_id, mtime_ns, sig)
+            if indexed is None:
+                report.skipped.append((name, why))
+                if name in known:
+                    drop.append(name)
             else:
-                doc, why = read_run(folder)
-                if doc is None:
-                    report.skipped.append((name, why))
+                pending.append(indexed)
+                if name in known:
+                    report.updated += 1
                 else:
-                    try:
-                        summaries = summarize(folder)
-                    except Exception as exc:      # a log we cannot read is reported, not fatal
-                        report.skipped.append((name, f"its logs cannot be read ({exc})"))
-                        continue
-                    row = run_row(doc, folder, catalog.project_id, mtime_ns, sig)
-                    tag_rows = [{"tag": t} for t in doc.get("tags") or [] if isinstance(t, str)]
-                    pending.append((name, row, tag_rows, flatten_config(doc.get("config") or {}),
-                                    summaries))
-                    if old is None:
-                        report.added += 1
-                    else:
-                        report.updated += 1
+                    report.added += 1
         if len(pending) >= BATCH:
-            _write(catalog, pending, known)
+            _write(catalog, pending)
             pending = []
-        if progress is not None:
-            progress(done, total)
-    _write(catalog, pending, known)
-    gone = [r.id for n, r in known.items() if n not in seen]
-    with catalog.writer.begin() as conn:
-        if gone:
-            conn.execute(delete(runs).where(runs.c.id.in_(gone)))
-        for pk, mtime in beats:
-            conn.execute(update(runs).where(runs.c.id == pk).values(heartbeat_mtime=mtime))
-    report.removed = len(gone)
+        _progress(progress, done, total)
+    _write(catalog, pending)
+    gone = [n for n in known if n not in seen] + drop
+    if gone or beats:
+        with catalog.writer.begin() as conn:
+            _delete_runs(conn, catalog.project_id, gone)
+            if beats:
+                conn.execute(update(runs).where(runs.c.project_id == catalog.project_id,
+                                                runs.c.run_id == bindparam("b_run_id"))
+                             .values(heartbeat_mtime=bindparam("b_mtime")), beats)
+    report.removed = len(gone) - len(drop)
     return report
 
 
-def _note_heartbeat(folder: Path, old, beats: list) -> None:
+def _other_ranks(sig: str) -> bool:
+    """Whether a signature names logs of ranks other than 0.
+
+    Only rank 0 rewrites run.json, so the last points of another rank, flushed after rank 0
+    finished, change neither the folder nor run.json: such runs are always compared in full.
+    """
+    return sig.count("events.r") != sig.count("events.r0.")
+
+
+def _progress(progress, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def _note_heartbeat(folder: Path, name: str, old: _Known, beats: list) -> None:
     if old.status != "running":
         return
-    try:
-        mtime = os.stat(folder / layout.HEARTBEAT).st_mtime
-    except OSError:
-        return
-    if mtime != old.heartbeat_mtime:
-        beats.append((old.id, mtime))
+    mtime = heartbeat_mtime(folder)
+    if mtime is not None and mtime != old.heartbeat_mtime:
+        beats.append({"b_run_id": name, "b_mtime": mtime})
 
 
-def _write(catalog: Catalog, pending: list, known: dict) -> None:
+def _delete_runs(conn, project_id: int, names: list[str]) -> None:
+    """Delete the runs of these names (their tags, config and scalars go by cascade)."""
+    for i in range(0, len(names), _IN_CHUNK):
+        conn.execute(delete(runs).where(runs.c.project_id == project_id,
+                                        runs.c.run_id.in_(names[i:i + _IN_CHUNK])))
+
+
+def _insert_sql(table) -> str:
+    names = [c.name for c in table.columns]
+    return (f"INSERT INTO {table.name} ({', '.join(chr(34) + n + chr(34) for n in names)}) "
+            f"VALUES ({', '.join('?' * len(names))})")
+
+
+_RUN_COLUMNS = [c.name for c in runs.columns]
+_TAG_COLUMNS = [c.name for c in tags.columns]
+_CONFIG_COLUMNS = [c.name for c in config.columns]
+_SCALAR_COLUMNS = [c.name for c in scalars.columns]
+_INSERT = {t.name: _insert_sql(t) for t in (runs, tags, config, scalars)}
+
+
+def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
+    """Replace the rows of these runs, in one transaction.
+
+    Rows go in by executemany of plain tuples: a full rebuild inserts hundreds of
+    thousands, and building SQLAlchemy parameters for each cost more than SQLite did.
+    """
     if not pending:
         return
     with catalog.writer.begin() as conn:
-        stale = [known[name].id for name, *_ in pending if name in known]
-        if stale:
-            conn.execute(delete(runs).where(runs.c.id.in_(stale)))
-        for _name, row, tag_rows, config_rows, summary_rows in pending:
-            pk = conn.execute(runs.insert().values(**row)).inserted_primary_key[0]
-            if tag_rows:
-                conn.execute(tags.insert(), [dict(t, run=pk) for t in tag_rows])
-            if config_rows:
-                conn.execute(config.insert(), [dict(c, run=pk) for c in config_rows])
-            if summary_rows:
-                conn.execute(scalars.insert(), [dict(s, run=pk) for s in summary_rows])
+        _delete_runs(conn, catalog.project_id, [p.run_id for p in pending])
+        next_id = (conn.execute(select(func.max(runs.c.id))).scalar() or 0) + 1
+        run_rows, tag_rows, config_rows, scalar_rows = [], [], [], []
+        for pk, p in enumerate(pending, next_id):
+            row = dict(p.row, id=pk)
+            run_rows.append(tuple(row.get(c) for c in _RUN_COLUMNS))
+            for t in p.tags:
+                tag = {"run": pk, "tag": t}
+                tag_rows.append(tuple(tag.get(k) for k in _TAG_COLUMNS))
+            for c in p.config:
+                c["run"] = pk
+                config_rows.append(tuple(c.get(k) for k in _CONFIG_COLUMNS))
+            for s in p.scalars:
+                s["run"] = pk
+                scalar_rows.append(tuple(s.get(k) for k in _SCALAR_COLUMNS))
+        for table, rows in ((runs, run_rows), (tags, tag_rows), (config, config_rows),
+                            (scalars, scalar_rows)):
+            if rows:
+                conn.exec_driver_sql(_INSERT[table.name], rows)

@@ -10,16 +10,55 @@ from ..errors import NuBoardError
 
 
 class _Group(click.Group):
-    """Prints a NuBoardError or OSError as one line and exits 1 (2 stays usage)."""
+    """Errors as one line: a usage error exits 2, anything else 1; --debug shows the traceback."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
-        except (NuBoardError, OSError) as exc:
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except BrokenPipeError:
+            raise                                   # click quiets a closed pipe (| head)
+        except Exception as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"nuboard: {exc}", err=True)
+            click.echo(f"nuboard: {error_line(exc)}", err=True)
             ctx.exit(1)
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":     # `nuboard` alone: the help
+                exc.show()
+            else:
+                click.echo(usage_line(exc), err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("nuboard: aborted.", err=True)
+            sys.exit(1)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for an error: our own and OS errors as they are, others with their type."""
+    if isinstance(exc, (NuBoardError, OSError)):
+        text = str(exc)
+    else:
+        text = f"{type(exc).__name__}: {exc} (run 'nuboard --debug ...' for a traceback)"
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def usage_line(exc: click.UsageError) -> str:
+    """A usage error as one line: the command, what is wrong, where the help is."""
+    path = exc.ctx.command_path if exc.ctx is not None else "nuboard"
+    message = " ".join(exc.format_message().split())
+    return f"{path}: {message} (see '{path} --help')"
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,7 +70,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
     \b
     Example:
-      nuboard events dump experiments/llm/runs/20261017T0930-c589c96e/events.r0.s0.log
+      nuboard ls llm --query 'tag:baseline lr>=1e-3'
     """
     ctx.ensure_object(dict)["debug"] = debug
 
@@ -60,6 +99,13 @@ def events_dump(file: str, limit: int) -> None:
     from ..events import dump_lines
     for line in dump_lines(file, limit=limit):
         click.echo(line)
+
+
+from .runs import ls, reindex, rm  # noqa: E402 (the commands, registered below)
+from .sql import sql  # noqa: E402
+
+for _command in (ls, rm, sql, reindex):
+    cli.add_command(_command)
 
 
 def main() -> None:

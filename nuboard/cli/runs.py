@@ -1,0 +1,344 @@
+"""`nuboard ls`, `nuboard rm` and `nuboard reindex`: the commands around runs."""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .. import layout
+from ..errors import NuBoardError, RunNotFoundError
+from ..names import check_folder_name
+from . import formats
+from .options import (check_one_format, debug_option, dir_option, format_options,
+                      stdin_is_terminal, stdout_is_terminal)
+from .projects import check_project_exists, check_root, find_projects, open_catalog
+
+ID_CHUNK = 500
+
+
+class RunKeptError(NuBoardError, RuntimeError):
+    """`nuboard rm` keeps a run: an artifact version references it, or it is still running."""
+
+
+class ConfirmationError(NuBoardError, RuntimeError):
+    """`nuboard rm` was not confirmed."""
+
+
+# ---- nuboard ls ----
+
+def query_clause(text: str | None, now: float):
+    """The WHERE clause of --query (None without one); QuerySyntaxError when it does not parse."""
+    if text is None:
+        return None
+    from ..catalog.query import compile_query
+    return compile_query(text, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
+
+
+def list_runs(catalog, where, limit: int | None, now: float) -> list[dict]:
+    """The project's runs that match `where`, newest first, as ls records."""
+    from sqlalchemy import select
+    from ..catalog.tables import runs, tags
+
+    stmt = select(runs).where(runs.c.project_id == catalog.project_id)
+    if where is not None:
+        stmt = stmt.where(where)
+    stmt = stmt.order_by(runs.c.created.desc(), runs.c.run_id.desc())
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    with catalog.reader.connect() as conn:
+        rows = [dict(r._mapping) for r in conn.execute(stmt)]
+        by_run: dict[int, list[str]] = {r["id"]: [] for r in rows}
+        ids = list(by_run)
+        for i in range(0, len(ids), ID_CHUNK):
+            for run, tag in conn.execute(select(tags.c.run, tags.c.tag)
+                                         .where(tags.c.run.in_(ids[i:i + ID_CHUNK]))
+                                         .order_by(tags.c.run, tags.c.tag)):
+                by_run[run].append(tag)
+    return [formats.run_record(r, by_run[r["id"]], catalog.project, now) for r in rows]
+
+
+def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: bool) -> None:
+    if as_json:
+        click.echo(formats.json_text(records))
+        return
+    if as_csv:
+        click.echo(formats.csv_text(formats.RUN_FIELDS,
+                                    ([r[f] for f in formats.RUN_FIELDS] for r in records)), nl=False)
+        return
+    headers = formats.table_headers(with_project)
+    rows = [formats.run_cells(r, with_project=with_project) for r in records]
+    if stdout_is_terminal():
+        from rich.console import Console
+        Console().print(formats.rich_table(headers, rows, status_column=int(with_project)))
+    else:
+        click.echo(formats.plain_table(headers, rows))
+
+
+@click.command("ls", short_help="List runs (a table, --json or --csv).")
+@click.argument("project", required=False)
+@click.option("--query", "-q", metavar="Q", help="Only the runs this query matches (docs/query.md).")
+@format_options
+@click.option("--limit", "-n", type=click.IntRange(min=1), metavar="N",
+              help="Show at most N runs (the newest).")
+@dir_option
+@debug_option
+def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limit: int | None,
+       root: Path) -> None:
+    """List runs, newest first: status (lost shown as lost), name, id, group, tags, start,
+    duration, host.
+
+    Without PROJECT, the runs of every project under the folder. The catalog is brought up
+    to date from the files first. A rich table on a terminal, aligned plain text in a pipe.
+
+    \b
+    Example:
+      nuboard ls llm --query 'tag:baseline lr>=1e-3' --limit 20
+      nuboard ls team/llm --json | jq '.[].id'
+    """
+    check_one_format(as_json, as_csv)
+    now = time.time()
+    from ..catalog.query import QuerySyntaxError
+    try:
+        where = query_clause(query, now)
+    except QuerySyntaxError as exc:
+        shown = query if len(query) <= 60 else query[:57] + "..."
+        raise click.UsageError(f"bad --query {shown!r}: {exc}") from None
+    if project is not None:
+        names = [check_project_exists(root, project)]
+    else:
+        check_root(root)
+        names = find_projects(root)
+    from ..catalog.sync import sync
+    records: list[dict] = []
+    for name in names:
+        with open_catalog(root, name) as catalog:
+            sync(catalog)
+            records.extend(list_runs(catalog, where, limit, now))
+    records.sort(key=lambda r: (r["start"] or "", r["id"]), reverse=True)
+    if limit is not None:
+        records = records[:limit]
+    _print_runs(records, project is None, as_json, as_csv)
+
+
+# ---- nuboard rm ----
+
+def referencing_versions(root: Path, project: str, run_id: str) -> list[str]:
+    """The artifact versions ('datasets/fineweb-edu:v2') that reference files of this run.
+
+    A hook for the artifacts issue, which completes it: until artifacts exist it finds
+    nothing and returns []. `nuboard rm` keeps a run for which this returns anything,
+    unless --force.
+    """
+    return []
+
+
+def locate_runs(root: Path, run_ids: list[str], project: str | None) -> list[tuple[str, str]]:
+    """(project, run_id) of each run named; RunNotFoundError naming every one that is missing."""
+    for run_id in run_ids:
+        check_folder_name(run_id, "run id")
+    if project is not None:
+        projects = [check_project_exists(root, project)]
+    else:
+        check_root(root)
+        projects = find_projects(root)
+    found, missing = [], []
+    for run_id in run_ids:
+        where = [p for p in projects if layout.run_dir(root, p, run_id).is_dir()]
+        if not where:
+            missing.append(run_id)
+        elif len(where) > 1:
+            raise RunNotFoundError(
+                f"Run {run_id!r} is in several projects ({', '.join(where)}); pass --project "
+                "to say which. Nothing was removed.")
+        else:
+            found.append((where[0], run_id))
+    if missing:
+        names = ", ".join(repr(m) for m in missing)
+        place = f"project {project!r}" if project is not None else f"any project under {str(root)!r}"
+        hint = f"nuboard ls {project}" if project is not None else "nuboard ls"
+        raise RunNotFoundError(
+            f"Run{'s' if len(missing) > 1 else ''} {names} not found in {place}. "
+            f"Run '{hint}' to list runs. Nothing was removed.")
+    return found
+
+
+def check_removable(root: Path, targets: list[tuple[str, str]]) -> None:
+    """Raise RunKeptError for a run an artifact version references, or one still running."""
+    from ..status import run_status
+    for project, run_id in targets:
+        versions = referencing_versions(root, project, run_id)
+        if versions:
+            raise RunKeptError(
+                f"Run {run_id!r} in project {project!r} is kept: artifact versions reference its "
+                f"files ({', '.join(versions)}). Remove those versions first, or pass --force. "
+                "Nothing was removed.")
+        if run_status(layout.run_dir(root, project, run_id)) == "running":
+            raise RunKeptError(
+                f"Run {run_id!r} in project {project!r} is still running (its heartbeat is fresh); "
+                "stop it first, or pass --force. Nothing was removed.")
+
+
+def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
+    """Remove run folders and their catalog rows; return what could not be deleted.
+
+    Each folder is first renamed to a hidden name in `runs/` (which sync ignores), then its
+    rows are deleted in one transaction, then the hidden folder is deleted.
+    """
+    from sqlalchemy import and_, delete
+    from ..catalog.tables import lineage, runs
+
+    problems: list[str] = []
+    by_project: dict[str, list[str]] = {}
+    for project, run_id in targets:
+        by_project.setdefault(project, []).append(run_id)
+    for project, run_ids in by_project.items():
+        with open_catalog(root, project) as catalog:
+            moved: list[tuple[str, Path]] = []
+            try:
+                for run_id in run_ids:
+                    folder = layout.run_dir(root, project, run_id)
+                    trash = folder.with_name(f".removing-{run_id}-{os.getpid()}")
+                    os.replace(folder, trash)
+                    moved.append((run_id, trash))
+                with catalog.writer.begin() as conn:
+                    conn.execute(delete(runs).where(runs.c.project_id == catalog.project_id,
+                                                    runs.c.run_id.in_(run_ids)))
+                    conn.execute(delete(lineage).where(and_(lineage.c.kind == "used",
+                                                            lineage.c.run_project == project,
+                                                            lineage.c.run_id.in_(run_ids))))
+            except BaseException:
+                for run_id, trash in moved:         # put the folders back: nothing removed
+                    try:
+                        os.replace(trash, layout.run_dir(root, project, run_id))
+                    except OSError:
+                        pass
+                raise
+        for run_id, trash in moved:
+            problem = _delete_tree(trash)
+            if problem:
+                problems.append(f"{str(trash)!r} ({problem})")
+            else:
+                click.echo(f"Removed {project}/{run_id}")
+    return problems
+
+
+def _delete_tree(path: Path) -> str | None:
+    """Delete a folder (a link only as a link); the first thing that could not go, or None."""
+    if path.is_symlink():
+        try:
+            path.unlink()
+        except OSError as exc:
+            return str(exc)
+        return None
+    errors: list[str] = []
+
+    def note(_func, where, exc) -> None:
+        errors.append(f"{where}: {exc[1] if isinstance(exc, tuple) else exc}")
+
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=note)
+    else:
+        shutil.rmtree(path, onerror=note)
+    return errors[0] if errors else None
+
+
+@click.command("rm", short_help="Remove runs: folders and catalog rows.")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
+@click.option("--project", "-p", metavar="P",
+              help="The project of the runs [default: found by run id under the folder].")
+@click.option("--force", is_flag=True,
+              help="Remove even a run an artifact version references, or one still running.")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask; needed when stdin is not a terminal.")
+@dir_option
+@debug_option
+def rm(run_ids: tuple[str, ...], project: str | None, force: bool, yes: bool, root: Path) -> None:
+    """Remove runs: their folders and their catalog rows.
+
+    Asks first on a terminal; without one, --yes is needed. A run whose files an artifact
+    version references, or that is still running, is kept unless --force. When any run
+    named is missing, nothing is removed.
+
+    \b
+    Example:
+      nuboard rm 20261017T0930-c589c96e 20261017T1012-0b1d2e3f --project llm
+    """
+    ids = list(dict.fromkeys(run_ids))
+    targets = locate_runs(root, ids, project)
+    if not force:
+        check_removable(root, targets)
+    if not yes:
+        if not stdin_is_terminal():
+            raise ConfirmationError(
+                f"Refusing to remove {_runs(len(targets))} without confirmation: stdin is not a "
+                "terminal. Pass --yes to remove without asking.")
+        for p, run_id in targets:
+            click.echo(f"  {p}/{run_id}")
+        if not click.confirm(f"Remove {_runs(len(targets))} (folders and catalog rows)?",
+                             default=False):
+            raise ConfirmationError("Nothing was removed.")
+    problems = remove_runs(root, targets)
+    if problems:
+        raise NuBoardError(f"Removed from the catalog, but could not delete {'; '.join(problems)}: "
+                           "delete it by hand.")
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" if n == 1 else f"{n} runs"
+
+
+# ---- nuboard reindex ----
+
+def summary_line(project: str, report) -> str:
+    """'llm: 12 runs added, 1 skipped (<id>: <reason>)' on one line."""
+    line = f"{project}: {_runs(report.added)} added, {len(report.skipped)} skipped"
+    if report.skipped:
+        line += " (" + "; ".join(f"{name}: {why}" for name, why in report.skipped) + ")"
+    return " ".join(line.split())
+
+
+@click.command("reindex", short_help="Rebuild the catalog from the files.")
+@click.argument("project", required=False)
+@dir_option
+@debug_option
+def reindex(project: str | None, root: Path) -> None:
+    """Rebuild the catalog from the files: every run indexed again from nothing.
+
+    Without PROJECT, every project under the folder. Shows a progress bar on a terminal,
+    then one line per project: how many runs were indexed, and each run skipped with why.
+
+    \b
+    Example:
+      nuboard reindex team/llm
+    """
+    from ..catalog.sync import sync
+    if project is not None:
+        names = [check_project_exists(root, project)]
+    else:
+        check_root(root)
+        names = find_projects(root)
+    from rich.console import Console
+    console = Console(stderr=True)
+    for name in names:
+        with open_catalog(root, name) as catalog:
+            if console.is_terminal:
+                report = _sync_with_bar(console, catalog, name, sync)
+            else:
+                report = sync(catalog, full=True)
+        click.echo(summary_line(name, report))
+
+
+def _sync_with_bar(console, catalog, name: str, sync):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn(f"[bold]{name}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(name, total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return sync(catalog, full=True, progress=progress)
