@@ -272,16 +272,18 @@ class Run:
                     self._write_parquet()
 
     def _write_end(self, status: str) -> None:
+        from .edits import run_json_lock      # an edit from the viewer must not be lost
         try:
-            doc = read_json(self._abs / layout.RUN_JSON)
-        except (OSError, ValueError):
-            doc = self._doc
-        doc["status"] = status
-        doc["end_time"] = _iso_now()
-        doc["dropped_points"] = doc.get("dropped_points", 0) + self._writer.dropped_points
-        self._doc = doc
-        try:
-            write_json_atomic(self._abs / layout.RUN_JSON, doc)
+            with run_json_lock(self._abs):
+                try:
+                    doc = read_json(self._abs / layout.RUN_JSON)
+                except (OSError, ValueError):
+                    doc = self._doc
+                doc["status"] = status
+                doc["end_time"] = _iso_now()
+                doc["dropped_points"] = doc.get("dropped_points", 0) + self._writer.dropped_points
+                self._doc = doc
+                write_json_atomic(self._abs / layout.RUN_JSON, doc)
         except OSError as exc:
             warnings.warn(f"nuboard: cannot write {self._abs / layout.RUN_JSON}: {exc}",
                           RuntimeWarning, stacklevel=3)

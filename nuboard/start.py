@@ -218,10 +218,14 @@ def init(
                     doc["sessions"][-1]["session"] = session
                     write_json_atomic(folder / layout.RUN_JSON, doc)
         if existing is not None:
+            from .edits import run_json_lock
             clean_stray_temps(folder)
             session = _claim_session(folder, 0)
-            doc["sessions"] = list(doc.get("sessions") or []) + [_session_entry(session, now_iso, host)]
-            write_json_atomic(folder / layout.RUN_JSON, doc)
+            with run_json_lock(folder):
+                if notes is None:                    # keep notes edited since we read run.json
+                    doc["notes"] = _read_run_json(folder, project).get("notes", doc.get("notes"))
+                doc["sessions"] = list(doc.get("sessions") or []) + [_session_entry(session, now_iso, host)]
+                write_json_atomic(folder / layout.RUN_JSON, doc)
     else:
         session = _claim_session(folder, ranks.rank)
         if existing is not None:

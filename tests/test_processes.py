@@ -313,7 +313,8 @@ def test_one_run_id_claimed_together_exactly_one_wins(root, tmp_path):
         assert r["type"] == "RunExistsError" and r["value_error"], r
         assert "\n" not in r["message"] and "'same'" in r["message"], r["message"]
     path = root / "p" / "runs" / "same"
-    assert sorted(p.name for p in path.iterdir()) == ["events.r0.s0.log", "heartbeat", "run.json"]
+    assert sorted(p.name for p in path.iterdir() if p.name != ".run.json.lock") == [
+        "events.r0.s0.log", "heartbeat", "run.json"]
     doc = read_doc(path)
     assert [(s["session"], s["pid"]) for s in doc["sessions"]] == [(0, winners[0]["pid"])]
     assert points(path, "pid")[0][2] == float(winners[0]["pid"])

@@ -382,7 +382,34 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
                                                 runs.c.run_id == bindparam("b_run_id"))
                              .values(heartbeat_mtime=bindparam("b_mtime")), beats)
     report.removed = len(gone) - len(drop)
+    bound_wal(catalog)
     return report
+
+
+WAL_LIMIT = 8 * 1024 * 1024
+
+
+def bound_wal(catalog: Catalog, limit: int | None = None) -> None:
+    """Keep the -wal file bounded: once past `limit`, checkpoint and truncate it.
+
+    SQLite's automatic checkpoint cannot go past a long-running reader's snapshot, so a
+    viewer holding a long read lets the WAL grow; the next sync after that read ends brings
+    it back. A checkpoint blocked by a reader is simply tried again next time.
+    """
+    wal = Path(str(catalog.path) + "-wal")
+    limit = WAL_LIMIT if limit is None else limit
+    try:
+        if wal.stat().st_size <= limit:
+            return
+    except OSError:
+        return
+    raw = catalog.writer.raw_connection()      # outside a transaction, as a checkpoint must be
+    try:
+        raw.driver_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    except sqlite3.OperationalError:
+        pass                                    # busy: next time
+    finally:
+        raw.close()
 
 
 def _other_ranks(sig: str) -> bool:
