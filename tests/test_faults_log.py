@@ -301,7 +301,8 @@ def tiny_disk(tmp_path):
 FILLER = """
 import os, sys, time, nuboard as nb
 root = os.environ["TINY"]
-run = nb.init("p", dir=root, run_id="full", flush_interval=0.05, compact=False)
+run = nb.init("p", dir=root, run_id="full", flush_interval=0.05, compact=False,
+                system_metrics=False, capture_console=False)   # count only the points logged here
 t0 = time.monotonic()
 
 def log(lo, hi, flush_every=None):
@@ -360,7 +361,8 @@ root = os.environ["TINY"]
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     try:
-        run = nb.init("p", dir=root, run_id="full", flush_interval=0.05, compact=False)
+        run = nb.init("p", dir=root, run_id="full", flush_interval=0.05, compact=False,
+                      system_metrics=False, capture_console=False)
     except OSError as exc:
         print("init failed", exc, flush=True)
         sys.exit(0)

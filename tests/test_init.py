@@ -219,7 +219,7 @@ def test_numpy_scalars_and_one_element_arrays(root):
 
 def test_step_none_rule(root):
     """step=None is one past the scalar's last step; log() puts a dict on one shared step."""
-    run = nb.init("p")
+    run = nb.init("p", system_metrics=False)
     run.add_scalar("a", 1.0)                 # 0
     run.add_scalar("a", 1.0)                 # 1
     run.add_scalar("b", 1.0, step=10)
