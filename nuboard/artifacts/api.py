@@ -1,0 +1,358 @@
+"""The artifact API: add a version, get one, check its files, unlink and restore."""
+from __future__ import annotations
+
+import builtins
+import getpass
+import json
+import os
+import socket
+import time
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Iterator, NamedTuple
+
+from ..errors import InvalidArgumentError, InvalidTypeError
+from ..jsonfile import write_json_atomic
+from ..layout import project_dir, resolve_root
+from ..names import check_project
+from . import store
+from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
+from .manifest import FORMAT, MANIFEST, copy_file_hashed, file_entry, read_manifest, sha256_file, walk_files
+from .names import check_artifact_name, check_type, parse_spec, parse_version, version_label
+from .paths import expand_variables, is_within, resolve_location, store_location
+
+
+class FileProblem(NamedTuple):
+    """A file of a version that is missing or changed since the version was made."""
+    path: str
+    problem: str           # 'missing', 'size' or 'mtime'
+    detail: str
+
+
+class Artifact(Mapping):
+    """One version of an artifact. It reads like a mapping from each file it lists
+    (the manifest's path, '/' separators) to that file on this machine; `files` is the
+    folder they are under."""
+
+    def __init__(self, *, project: str, name: str, version: int, path: Path, manifest: dict,
+                 project_path: Path, unlinked: bool = False):
+        self.project = project
+        self.name = name
+        self.version = version
+        self.path = path                      # the version folder
+        self.manifest = manifest
+        self.unlinked = unlinked
+        self._entries = {f["path"]: f for f in manifest["files"]}
+        location, self.unset_variables = resolve_location(
+            manifest.get("base", "version"), manifest.get("location", "files"), project_path, path)
+        self.files = location.parent if manifest.get("single_file") and manifest.get("storage") == "reference" \
+            else location
+
+    spec = property(lambda self: f"{self.project}/{self.name}:{version_label(self.version)}",
+                    doc="'project/name:vN', the string get_artifact and use_artifact take.")
+    type = property(lambda self: self.manifest.get("type"))
+    metadata = property(lambda self: self.manifest.get("metadata") or {})
+    description = property(lambda self: self.manifest.get("description"))
+    producer = property(lambda self: self.manifest.get("producer"))
+    source = property(lambda self: self.manifest.get("source"))
+    storage = property(lambda self: self.manifest.get("storage"))
+    reference = property(lambda self: self.manifest.get("storage") == "reference")
+    total_bytes = property(lambda self: self.manifest.get("total_bytes", 0))
+
+    def __getitem__(self, key: str) -> Path:
+        if key not in self._entries:
+            listed = list(self._entries)
+            shown = ", ".join(repr(p) for p in listed[:20]) + (f", ... ({len(listed)} in all)" if len(listed) > 20 else "")
+            raise ArtifactFileNotFoundError(
+                f"{key!r} is not a file of {self.spec}; it lists {shown}.")
+        return self.files.joinpath(*key.split("/"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __repr__(self) -> str:
+        return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {len(self)} files>"
+
+    def check(self) -> list[FileProblem]:
+        """Compare every listed file with the manifest; return the missing and changed ones.
+
+        A copy, or a reference through a ${VAR}, is compared by size; any other reference by
+        size and modification time.
+        """
+        by_mtime = self.reference and "$" not in str(self.manifest.get("location", ""))
+        problems = []
+        for rel, entry in self._entries.items():
+            try:
+                st = os.stat(self.files.joinpath(*rel.split("/")))
+            except OSError:
+                problems.append(FileProblem(rel, "missing", "not found"))
+                continue
+            if st.st_size != entry["size"]:
+                problems.append(FileProblem(rel, "size", f"size {entry['size']} -> {st.st_size}"))
+            elif by_mtime and "mtime" in entry and abs(st.st_mtime - entry["mtime"]) > 1e-3:
+                problems.append(FileProblem(rel, "mtime", "modification time changed"))
+        return problems
+
+    def warn_if_changed(self, stacklevel: int = 2) -> list[FileProblem]:
+        """Check the files; warn once (RuntimeWarning) naming unset variables and bad files."""
+        problems = [] if self.unset_variables else self.check()
+        parts = []
+        if self.unset_variables:
+            names = ", ".join("$" + v for v in self.unset_variables)
+            parts.append(f"{names} {'is' if len(self.unset_variables) == 1 else 'are'} not set here, "
+                         f"so its files cannot be found (set it to the folder that holds them)")
+        for kind, word in (("missing", "missing"), ("size", "changed size"), ("mtime", "modified")):
+            hit = [p.path for p in problems if p.problem == kind]
+            if hit:
+                shown = ", ".join(hit[:10]) + (f" and {len(hit) - 10} more" if len(hit) > 10 else "")
+                parts.append(f"{len(hit)} file{'s' if len(hit) != 1 else ''} {word}: {shown}")
+        if parts:
+            warnings.warn(f"Artifact {self.spec} ({self.files}): " + "; ".join(parts) + ".",
+                          RuntimeWarning, stacklevel=stacklevel + 1)
+        return problems
+
+
+def _project_path(project: str, dir) -> Path:
+    return project_dir(resolve_root(dir), check_project(project))
+
+
+def _producer(producer: Any) -> dict | None:
+    if producer is None:
+        return None
+    if isinstance(producer, Mapping):
+        if not isinstance(producer.get("project"), str) or not isinstance(producer.get("run_id"), str):
+            raise InvalidTypeError(f"producer must have 'project' and 'run_id' strings, not {producer!r:.120}")
+        return {"project": producer["project"], "run_id": producer["run_id"]}
+    project, run_id = getattr(producer, "project", None), getattr(producer, "id", None)
+    if isinstance(project, str) and isinstance(run_id, str):
+        return {"project": project, "run_id": run_id}
+    raise InvalidTypeError(f"producer must be a Run or a mapping with project and run_id, "
+                           f"not {builtins.type(producer).__name__}")
+
+
+def _check_not_artifacts(real: Path, project_path: Path, root: Path) -> None:
+    arts = store.artifacts_dir(project_path).resolve()
+    root_real = root.resolve()
+    inside = is_within(real, arts) or any(
+        p.name == store.ARTIFACTS and is_within(p, root_real) and p != root_real for p in real.parents)
+    if inside or is_within(arts, real):
+        raise InvalidArgumentError(
+            f"path {str(real)!r} is {'inside' if inside else 'a folder that contains'} an artifacts/ "
+            "folder: a version cannot hold other versions. Give the file or folder of the data itself.")
+
+
+def _running_run(real: Path, project_path: Path) -> str | None:
+    """The run id when `real` is inside a run folder of the project, else None."""
+    runs = (project_path / "runs").resolve()
+    if runs in real.parents:
+        return real.relative_to(runs).parts[0]
+    return None
+
+
+def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
+                 metadata: "Mapping[str, Any] | None" = None, reference: bool = False,
+                 checksum: bool = False, description: str | None = None, dir=None,
+                 producer: Any = None) -> Artifact:
+    """Add a new version of an artifact and return it.
+
+    Args:
+        project: the project that holds the artifact ('datasets').
+        name: one segment of letters, digits, '.', '_', '-' ('fineweb-edu').
+        path: the file or folder; '~' and ${VAR}s work. A ${VAR} is kept in the manifest.
+        type: dataset, model, checkpoint, report or other.
+        metadata: a JSON object describing the version (rows, step, score).
+        reference: record where the files are instead of copying them.
+        checksum: for a reference, also hash every file (a copy is always hashed).
+        description: what this version is.
+        dir: the root folder (default $NUBOARD_DIR or ./experiments).
+        producer: the Run (or {'project', 'run_id'}) that made it; a path inside a run of
+            the project makes that run the producer when none is given.
+    Raises:
+        InvalidNameError, InvalidArgumentError, InvalidTypeError: a bad argument.
+        SourceNotFoundError: the path does not exist.
+    """
+    project = check_project(project)
+    check_artifact_name(name)
+    check_type(type)
+    for flag, label in ((reference, "reference"), (checksum, "checksum")):
+        if not isinstance(flag, bool):
+            raise InvalidTypeError(f"{label} must be True or False, not {flag!r:.80}")
+    if description is not None and not isinstance(description, str):
+        raise InvalidTypeError(f"description must be a str or None, not {builtins.type(description).__name__}")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidTypeError(f"metadata must be a dict, not {builtins.type(metadata).__name__} ({metadata!r:.80})")
+    try:
+        metadata = json.loads(json.dumps(dict(metadata), allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        raise InvalidTypeError(f"metadata must be JSON (str keys; str, number, bool, None, list, dict "
+                               f"values, no NaN): {exc}") from None
+    producer_doc = _producer(producer)
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidTypeError(f"path must be a str or a path, not {builtins.type(path).__name__} ({path!r:.80})")
+    given = os.fspath(path)
+    root = resolve_root(dir)
+    project_path = project_dir(root, project)
+
+    expanded, unset = expand_variables(given)
+    if unset:
+        raise InvalidArgumentError(
+            f"path {given!r} uses {', '.join('$' + v for v in unset)}, which "
+            f"{'is' if len(unset) == 1 else 'are'} not set: set it, or give the path itself.")
+    if not os.path.exists(expanded):
+        raise SourceNotFoundError(f"path {given!r} does not exist"
+                                  + (f" (it expands to {expanded!r})" if expanded != given else "")
+                                  + ": give an existing file or folder.")
+    real = Path(expanded).resolve()
+    _check_not_artifacts(real, project_path, root)
+    run_id = _running_run(real, project_path)
+    if run_id is not None:
+        if producer_doc is None:
+            producer_doc = {"project": project, "run_id": run_id}
+        if reference:
+            from ..status import run_status
+            if run_status(project_path / "runs" / run_id) == "running":
+                raise InvalidArgumentError(
+                    f"run {run_id!r} is still running, so its files may change and cannot be "
+                    "referenced: copy them (reference=False), or add the version after it finished.")
+    single = real.is_file()
+    if not single and not real.is_dir():
+        raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder.")
+    listing = list(walk_files(real))
+    if not listing:
+        raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one.")
+
+    if reference:
+        base, location = store_location(given, real, project_path)
+        entries = [file_entry(rel, st.st_size, st.st_mtime,
+                              sha256_file(real / rel if not single else real) if checksum else None)
+                   for rel, st in listing]
+    else:
+        base, location = "version", "files"
+
+    number, vpath = store.claim_version(project_path, name)
+    if not reference:
+        target = vpath / "files"
+        target.mkdir()
+        entries = []
+        for rel, st in listing:
+            src = real if single else real.joinpath(*rel.split("/"))
+            dst = target.joinpath(*rel.split("/"))
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            size, digest = copy_file_hashed(src, dst)
+            entries.append(file_entry(rel, size, None, digest))
+    doc = {
+        "format": FORMAT, "project": project, "name": name, "version": number,
+        "type": type, "description": description, "metadata": metadata,
+        "storage": "reference" if reference else "copy", "base": base, "location": location,
+        "single_file": single, "checksum": (not reference) or checksum,
+        "file_count": len(entries), "total_bytes": sum(e["size"] for e in entries),
+        "files": entries, "producer": producer_doc,
+        "source": {"path": given, "run_id": run_id},
+        "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "created_by": _user(), "host": socket.gethostname(),
+    }
+    write_json_atomic(vpath / MANIFEST, doc)        # last: only now does the version exist
+    return Artifact(project=project, name=name, version=number, path=vpath, manifest=doc,
+                    project_path=project_path)
+
+
+def _user() -> str | None:
+    try:
+        return getpass.getuser()
+    except Exception:           # no login name (a container without a passwd entry)
+        return None
+
+
+def get_artifact(spec: str, *, project: str | None = None, dir=None) -> Artifact:
+    """Find a version without recording its use: 'project/name:vN', 'project/name:latest',
+    or 'name:vN' with project= given.
+
+    Raises:
+        ArtifactNotFoundError: no such artifact or version (or it is unlinked).
+    """
+    proj, name, number = parse_spec(spec, project)
+    project_path = _project_path(proj, dir)
+    if number is None:
+        number = store.latest_version(project_path, name)
+        if number is None:
+            unlinked = store.list_versions(project_path, name, unlinked=True)
+            extra = (f" ({len(unlinked)} unlinked; restore one with restore_version)" if unlinked else "")
+            raise ArtifactNotFoundError(
+                f"Artifact {proj}/{name} has no versions in {project_path}{extra}. "
+                f"List them with 'nuboard artifact ls {proj}'.")
+    path = store.version_dir(project_path, name, number)
+    manifest = read_manifest(path)
+    if manifest is None:
+        label = f"{proj}/{name}:{version_label(number)}"
+        if read_manifest(store.version_dir(project_path, name, number, unlinked=True)) is not None:
+            raise ArtifactNotFoundError(f"Version {label} is unlinked; restore it with "
+                                        f"'nuboard artifact restore {label}' to use it.")
+        raise ArtifactNotFoundError(f"Version {label} not found in {project_path}. "
+                                    f"List the versions with 'nuboard artifact ls {proj}'.")
+    return Artifact(project=proj, name=name, version=number, path=path, manifest=manifest,
+                    project_path=project_path)
+
+
+def use_artifact(spec: str, *, project: str | None = None, dir=None, stacklevel: int = 2) -> Artifact:
+    """get_artifact, then check every file by size and warn once about missing or changed
+    files and unset variables. Records nothing: Run.use_artifact records the use."""
+    artifact = get_artifact(spec, project=project, dir=dir)
+    artifact.warn_if_changed(stacklevel=stacklevel + 1)
+    return artifact
+
+
+def list_versions(project: str, name: str, *, unlinked: bool = False, dir=None) -> list[int]:
+    """The complete version numbers of an artifact, oldest first."""
+    return store.list_versions(_project_path(project, dir), check_artifact_name(name), unlinked=unlinked)
+
+
+def list_artifacts(project: str, *, unlinked: bool = False, dir=None) -> list[str]:
+    """The artifact names of a project that have a (linked, or unlinked) version."""
+    return store.list_names(_project_path(project, dir), unlinked=unlinked)
+
+
+def unlink_version(project: str, name: str, version: "int | str", *, dir=None) -> Path:
+    """Hide a version: move its folder to artifacts/.unlinked/<name>/ (atomic; nothing deleted).
+
+    Its number is never handed out again. Returns where the folder now is.
+    """
+    return store.unlink_folder(_project_path(project, dir), check_artifact_name(name), parse_version(version))
+
+
+def restore_version(project: str, name: str, version: "int | str", *, dir=None) -> Path:
+    """Bring an unlinked version back (atomic). Returns where the folder now is."""
+    return store.restore_folder(_project_path(project, dir), check_artifact_name(name), parse_version(version))
+
+
+def promote_run_path(run_dir: "str | os.PathLike[str]", path: str, name: str, *, copy: bool = True,
+                     type: str = "other", **options: Any) -> Artifact:
+    """Make a version of the artifact `name` in the run's project from a path inside the run
+    folder ('files/checkpoints/step_06000'); the run is its producer and is never changed.
+
+    copy=False references the files (relative to the project), which a running run refuses.
+    Other options go to add_artifact (metadata, checksum, description).
+    """
+    from ..jsonfile import read_json
+    run_path = Path(run_dir)
+    try:
+        doc = read_json(run_path / "run.json")
+        project, run_id = doc["project"], doc["id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InvalidArgumentError(f"{str(run_path)!r} is not a run folder (it has no readable "
+                                   "run.json): give the folder runs/<run_id> of a run.") from None
+    project_path = run_path.parent.parent
+    root = project_path.parents[len(check_project(project).split("/")) - 1]
+    target = run_path / path
+    if not is_within(target.resolve(), run_path.resolve()):
+        raise InvalidArgumentError(f"path {path!r} is not inside the run folder {str(run_path)!r}.")
+    return add_artifact(project, name, target, type=type, reference=not copy, dir=root,
+                        producer={"project": project, "run_id": run_id}, **options)
