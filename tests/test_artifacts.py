@@ -8,7 +8,6 @@ import random
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -19,7 +18,6 @@ from conftest import child_env, run_child
 from nuboard.artifacts import (ArtifactNotFoundError, VersionStateError, add_artifact, get_artifact,
                                list_artifacts, list_versions, promote_run_path, restore_version,
                                unlink_version, use_artifact)
-from nuboard.artifacts.store import LAST
 
 
 def make_tree(folder: Path, files: dict[str, bytes]) -> Path:
