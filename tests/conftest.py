@@ -1,6 +1,7 @@
 """Shared fixtures: a fresh root folder per test, and running Python children for real."""
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -47,3 +48,23 @@ def start_child(code: str, **env: str) -> subprocess.Popen:
     """Start a Python snippet in a child process (stdout piped, line by line)."""
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@contextlib.contextmanager
+def small_tmpfs(mnt: Path, size: str):
+    """Mount an empty tmpfs of `size` (such as '64k') at mnt, for full-disk tests (root only).
+
+    Skips the test when it cannot be mounted; always unmounts afterwards.
+    """
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

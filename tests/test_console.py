@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import child_env, run_child
+from conftest import child_env, run_child, small_tmpfs
 from nuboard.console import ConsoleCapture
 
 PRELUDE = """\
@@ -309,19 +309,8 @@ def test_a_resumed_session_appends_after_its_session_line(log):
 @pytest.fixture
 def tiny_disk(tmp_path):
     """An empty 64 KiB tmpfs (root only), unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "tiny", "64k") as mnt:
         yield mnt
-    finally:
-        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_a_full_disk_warns_once_and_the_script_goes_on(tiny_disk):

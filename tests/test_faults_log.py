@@ -25,7 +25,7 @@ from nuboard.events import LogReader
 from nuboard.jsonfile import TEMP_PREFIX, clean_stray_temps
 from nuboard.scalars import RunReader
 
-from conftest import run_child, start_child
+from conftest import run_child, small_tmpfs, start_child
 
 
 def new_rng() -> tuple[int, random.Random]:
@@ -283,19 +283,8 @@ def test_bit_flip_in_a_middle_record_skips_only_that_record(root, tmp_path):
 @pytest.fixture
 def tiny_disk(tmp_path):
     """An empty 512 KiB tmpfs (root only), unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with small_tmpfs(tmp_path / "tiny", "512k") as mnt:
         yield mnt
-    finally:
-        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 FILLER = """
