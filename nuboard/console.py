@@ -175,12 +175,7 @@ class ConsoleCapture:
         """In a forked child: stop copying and let go of the parent's file, without the lock."""
         self._copying = False
         self._pending = []
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        self._close()
 
 
 class _CopyingStream:
