@@ -156,6 +156,60 @@ def _running_run(real: Path, project_path: Path) -> str | None:
     return None
 
 
+class SourceInfo(NamedTuple):
+    """What a path given for a new version resolves to, and the files it holds."""
+    given: str                       # as written (~ and ${VAR}s kept)
+    real: Path                       # resolved on this machine
+    single: bool                     # a file rather than a folder
+    listing: list                    # [(path with '/' separators, os.stat_result)], sorted
+    file_count: int
+    total_bytes: int
+    run_id: str | None               # the run of the project whose folder holds it, if any
+
+
+def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: bool = False,
+                   dir=None) -> SourceInfo:
+    """Check a path as add_artifact would, without writing anything; list its files.
+
+    Raises:
+        InvalidArgumentError: an unset variable, a path in or around an artifacts/ folder, a
+            running run's files given as a reference, no files.
+        SourceNotFoundError: the path does not exist.
+    """
+    project = check_project(project)
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidTypeError(f"path must be a str or a path, not {builtins.type(path).__name__} ({path!r:.80})")
+    given = os.fspath(path)
+    root = resolve_root(dir)
+    project_path = project_dir(root, project)
+    expanded, unset = expand_variables(given)
+    if unset:
+        raise InvalidArgumentError(
+            f"path {given!r} uses {', '.join('$' + v for v in unset)}, which "
+            f"{'is' if len(unset) == 1 else 'are'} not set: set it, or give the path itself.")
+    if not os.path.exists(expanded):
+        raise SourceNotFoundError(f"path {given!r} does not exist"
+                                  + (f" (it expands to {expanded!r})" if expanded != given else "")
+                                  + ": give an existing file or folder.")
+    real = Path(expanded).resolve()
+    _check_not_artifacts(real, project_path, root)
+    run_id = _running_run(real, project_path)
+    if run_id is not None and reference:
+        from ..status import run_status
+        if run_status(project_path / "runs" / run_id) == "running":
+            raise InvalidArgumentError(
+                f"run {run_id!r} is still running, so its files may change and cannot be "
+                "referenced: copy them (reference=False), or add the version after it finished.")
+    single = real.is_file()
+    if not single and not real.is_dir():
+        raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder.")
+    listing = list(walk_files(real))
+    if not listing:
+        raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one.")
+    return SourceInfo(given, real, single, listing, len(listing),
+                      sum(st.st_size for _, st in listing), run_id)
+
+
 def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
                  metadata: "Mapping[str, Any] | None" = None, reference: bool = False,
                  checksum: bool = False, description: str | None = None, dir=None,
@@ -202,33 +256,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     root = resolve_root(dir)
     project_path = project_dir(root, project)
 
-    expanded, unset = expand_variables(given)
-    if unset:
-        raise InvalidArgumentError(
-            f"path {given!r} uses {', '.join('$' + v for v in unset)}, which "
-            f"{'is' if len(unset) == 1 else 'are'} not set: set it, or give the path itself.")
-    if not os.path.exists(expanded):
-        raise SourceNotFoundError(f"path {given!r} does not exist"
-                                  + (f" (it expands to {expanded!r})" if expanded != given else "")
-                                  + ": give an existing file or folder.")
-    real = Path(expanded).resolve()
-    _check_not_artifacts(real, project_path, root)
-    run_id = _running_run(real, project_path)
-    if run_id is not None:
-        if producer_doc is None:
-            producer_doc = {"project": project, "run_id": run_id}
-        if reference:
-            from ..status import run_status
-            if run_status(project_path / "runs" / run_id) == "running":
-                raise InvalidArgumentError(
-                    f"run {run_id!r} is still running, so its files may change and cannot be "
-                    "referenced: copy them (reference=False), or add the version after it finished.")
-    single = real.is_file()
-    if not single and not real.is_dir():
-        raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder.")
-    listing = list(walk_files(real))
-    if not listing:
-        raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one.")
+    source = inspect_source(project, given, reference=reference, dir=root)
+    real, single, listing, run_id = source.real, source.single, source.listing, source.run_id
+    if run_id is not None and producer_doc is None:
+        producer_doc = {"project": project, "run_id": run_id}
 
     if reference:
         base, location = store_location(given, real, project_path)

@@ -78,6 +78,13 @@ def _last_recorded(project_path: Path, name: str) -> int:
     return value.get("version", 0) if isinstance(value, dict) and isinstance(value.get("version"), int) else 0
 
 
+def next_version(project_path: Path, name: str) -> int:
+    """The number the next add of this name would get (a peek: nothing is claimed)."""
+    folder = name_dir(project_path, name)
+    return max([0, _last_recorded(project_path, name), *_numbers(folder),
+                *_numbers(unlinked_dir(project_path, name))]) + 1
+
+
 def claim_version(project_path: Path, name: str) -> tuple[int, Path]:
     """Claim the next version number with an atomic mkdir; return (number, its folder)."""
     folder = name_dir(project_path, name)
