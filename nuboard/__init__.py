@@ -17,8 +17,28 @@ from .status import HeartbeatWatch, run_status
 
 __version__ = "0.1.0"
 
+
+def add_artifact(project, name, path, *, type="other", metadata=None, reference=False,
+                 checksum=False, description=None, dir=None):
+    """Add a version of an artifact outside a run ("Logged outside a run").
+
+        nb.add_artifact("datasets", "imagenet-100", "/data/imagenet-100", type="dataset",
+                        metadata={"classes": 100}, reference=True)
+
+    See nuboard.artifacts.add_artifact for every argument; run.add_artifact records a producer.
+    """
+    from .artifacts import add_artifact as _add
+    return _add(project, name, path, type=type, metadata=metadata, reference=reference,
+                checksum=checksum, description=description, dir=dir)
+
+
+def get_artifact(spec, *, project=None, dir=None):
+    """Find a version without recording its use: nb.get_artifact("datasets/fineweb-edu:v2")."""
+    from .artifacts import get_artifact as _get
+    return _get(spec, project=project, dir=dir)
+
 __all__ = [
-    "init", "Run", "read_scalars", "RunReader", "Scalar", "run_status", "HeartbeatWatch",
+    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "RunReader", "Scalar", "run_status", "HeartbeatWatch",
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError",
     "RunNotFoundError", "RunExistsError", "RunFinishedError", "__version__",
 ]

@@ -20,6 +20,7 @@ from .names import check_scalar_name
 from .writer import SERIES_CAP, EventWriter, Series
 
 if TYPE_CHECKING:
+    from .artifacts import Artifact
     from .timer import Timer
 
 STATUSES = ("finished", "crashed", "killed", "failed")
@@ -240,6 +241,37 @@ class Run:
         """Write everything buffered now (finish() does this too)."""
         if not self._finished and self._pid == os.getpid():
             self._writer.flush()
+
+    # -- artifacts ------------------------------------------------------------------------
+    def add_artifact(self, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
+                     metadata: "Mapping[str, Any] | None" = None, reference: bool = False,
+                     checksum: bool = False, description: str | None = None) -> "Artifact":
+        """Add a version of an artifact made by this run, which becomes its producer.
+
+        `name` is 'model' for the run's own project, or 'project/name' for another
+        ('datasets/fineweb-edu'). The other arguments are those of nb.add_artifact. The
+        version is listed in run.json's outputs.
+        """
+        self._check_open("add_artifact")
+        from . import run_links
+        return run_links.add(self, name, path, type=type, metadata=metadata, reference=reference,
+                             checksum=checksum, description=description)
+
+    def use_artifact(self, spec: str) -> "Artifact":
+        """Find a version ('datasets/fineweb-edu:v2', ':latest', or 'model:v1' in the run's own
+        project), record that this run used it, and return it.
+
+        Every file is compared with the manifest by size first; missing or changed files,
+        and a ${VAR} not set here, are named in one RuntimeWarning.
+        """
+        self._check_open("use_artifact")
+        from . import run_links
+        return run_links.use(self, spec)
+
+    def _check_open(self, what: str) -> None:
+        if self._finished:
+            raise RunFinishedError(f"run {self.id!r} is finished: call {what} before finish() "
+                                   "(or inside the 'with nb.init(...)' block).")
 
     # -- finishing ------------------------------------------------------------------------
     def finish(self, status: str = "finished") -> None:
