@@ -28,7 +28,8 @@ from ..status import heartbeat_mtime
 from ..scalars import RunReader
 from .engine import is_corruption
 from .store import Catalog
-from .tables import config, runs, scalars, tags
+from .sync_artifacts import delete_run_links, run_links, sync_versions
+from .tables import config, lineage, runs, scalars, tags
 
 RUN_FORMAT = 1
 RUN_JSON = layout.RUN_JSON
@@ -46,11 +47,12 @@ class SyncReport:
         self.added = self.updated = self.removed = self.unchanged = 0
         self.skipped: list[tuple[str, str]] = []
         self.rebuilt_because: str | None = None
+        self.versions = {"added": 0, "updated": 0, "removed": 0}
 
     def as_dict(self) -> dict:
         return {"added": self.added, "updated": self.updated, "removed": self.removed,
                 "unchanged": self.unchanged, "skipped": [list(s) for s in self.skipped],
-                "rebuilt_because": self.rebuilt_because}
+                "rebuilt_because": self.rebuilt_because, "versions": dict(self.versions)}
 
     def __repr__(self) -> str:
         return f"SyncReport({self.as_dict()})"
@@ -62,6 +64,7 @@ class _Indexed(NamedTuple):
     tags: list
     config: list
     scalars: list
+    links: list
 
 
 # -- reading one run --------------------------------------------------------------------------
@@ -272,7 +275,7 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
     config_doc = doc.get("config")
     config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
     return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig), _tags(doc),
-                    config_rows, summaries), None
+                    config_rows, summaries, run_links(doc)), None
 
 
 # -- the sync ---------------------------------------------------------------------------------
@@ -377,11 +380,13 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
     if gone or beats:
         with catalog.writer.begin() as conn:
             _delete_runs(conn, catalog.project_id, gone)
+            delete_run_links(conn, catalog.project, gone)
             if beats:
                 conn.execute(update(runs).where(runs.c.project_id == catalog.project_id,
                                                 runs.c.run_id == bindparam("b_run_id"))
                              .values(heartbeat_mtime=bindparam("b_mtime")), beats)
     report.removed = len(gone) - len(drop)
+    report.versions = sync_versions(catalog, full)._asdict()
     bound_wal(catalog)
     return report
 
@@ -464,6 +469,7 @@ def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
         return
     with catalog.writer.begin() as conn:
         _delete_runs(conn, catalog.project_id, [p.run_id for p in pending])
+        delete_run_links(conn, catalog.project, [p.run_id for p in pending])
         next_id = (conn.execute(select(func.max(runs.c.id))).scalar() or 0) + 1
         run_rows, tag_rows, config_rows, scalar_rows = [], [], [], []
         for pk, p in enumerate(pending, next_id):
@@ -482,3 +488,7 @@ def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
                             (scalars, scalar_rows)):
             if rows:
                 conn.exec_driver_sql(_INSERT[table.name], rows)
+        links = [dict(link, run_project=catalog.project, run_id=p.run_id)
+                 for p in pending for link in p.links]
+        if links:
+            conn.execute(lineage.insert().prefix_with("OR IGNORE"), links)

@@ -91,12 +91,19 @@ versions = Table(
     Column("id", Integer, primary_key=True),
     Column("artifact", Integer, ForeignKey("artifacts.id", ondelete="CASCADE"), nullable=False),
     Column("version", Integer, nullable=False),
-    Column("digest", String),
+    Column("type", String),
+    Column("digest", String),                                # sha256 of the file list (see sync)
     Column("size", Integer),
     Column("files", Integer),
     Column("storage", String),                               # copy or reference
+    Column("base", String),                                  # version, project or filesystem
+    Column("location", Text),                                # as the manifest stores it
     Column("description", Text),
+    Column("metadata", Text),                                # JSON object
+    Column("producer_project", String),
+    Column("producer_run", String),
     Column("created", String),
+    Column("created_by", String),
     Column("unlinked", Boolean, nullable=False, default=False),
     Column("folder_mtime_ns", Integer, nullable=False),
     Column("signature", String, nullable=False),
@@ -112,8 +119,9 @@ lineage = Table(
     Column("artifact_project", String, nullable=False),      # lineage crosses projects
     Column("artifact_name", String, nullable=False),
     Column("version", Integer, nullable=False),
+    Column("origin", String, nullable=False),                # run (run.json), manifest, or use (note)
     UniqueConstraint("kind", "run_project", "run_id", "artifact_project", "artifact_name", "version",
-                     name="uq_lineage_edge"),
+                     "origin", name="uq_lineage_edge"),
 )
 Index("ix_lineage_artifact", lineage.c.artifact_project, lineage.c.artifact_name, lineage.c.version)
 Index("ix_lineage_run", lineage.c.run_project, lineage.c.run_id)
