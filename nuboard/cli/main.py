@@ -103,8 +103,9 @@ def events_dump(file: str, limit: int) -> None:
 
 from .runs import ls, reindex, rm  # noqa: E402 (the commands, registered below)
 from .sql import sql  # noqa: E402
+from .artifacts import artifact  # noqa: E402
 
-for _command in (ls, rm, sql, reindex):
+for _command in (ls, rm, sql, reindex, artifact):
     cli.add_command(_command)
 
 

@@ -20,7 +20,7 @@ class RootNotFoundError(NuBoardError, ValueError):
 
 
 def find_projects(root: Path) -> list[str]:
-    """Every project under root ('llm', 'team/llm'): a folder that has a `runs/` folder.
+    """Every project under root ('llm', 'team/llm'): a folder with `runs/` or `artifacts/`.
 
     Projects nest, so the walk goes on below a project, but not into its `runs/` or
     `artifacts/` folders, nor into any folder whose name starts with a dot.
@@ -28,7 +28,7 @@ def find_projects(root: Path) -> list[str]:
     found = []
     for folder, subdirs, _files in os.walk(root):
         here = Path(folder)
-        is_project = here != Path(root) and "runs" in subdirs
+        is_project = here != Path(root) and ("runs" in subdirs or "artifacts" in subdirs)
         if is_project:
             found.append("/".join(here.relative_to(root).parts))
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".")
@@ -53,10 +53,11 @@ def _known(root: Path) -> str:
 
 
 def check_project_exists(root: Path, project: str) -> str:
-    """The project's name, checked: a valid name whose folder has `runs/` under root."""
+    """The project's name, checked: a valid name whose folder has `runs/` or `artifacts/`."""
     check_root(root)
     check_project(project)
-    if not layout.runs_dir(root, project).is_dir():
+    if not layout.runs_dir(root, project).is_dir() and \
+            not (layout.project_dir(root, project) / "artifacts").is_dir():
         raise ProjectNotFoundError(
             f"Project {project!r} not found: there is no folder "
             f"{str(layout.runs_dir(root, project))!r} ({_known(root)}). "

@@ -128,13 +128,40 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
 # ---- nuboard rm ----
 
 def referencing_versions(root: Path, project: str, run_id: str) -> list[str]:
-    """The artifact versions ('datasets/fineweb-edu:v2') that reference files of this run.
+    """The linked artifact versions ('llm/best:v2') whose files lie in this run's folder.
 
-    A hook for the artifacts issue, which completes it: until artifacts exist it finds
-    nothing and returns []. `nuboard rm` keeps a run for which this returns anything,
-    unless --force.
+    Every project under root is looked at (a version elsewhere may reference the run by an
+    absolute path), through each project's catalog, brought up to date for versions only.
+    `nuboard rm` keeps a run for which this returns anything, unless --force.
     """
-    return []
+    from sqlalchemy import select
+    from ..artifacts.paths import is_within, resolve_location
+    from ..catalog.sync_artifacts import sync_versions
+    from ..catalog.tables import artifacts, versions
+
+    run_real = layout.run_dir(root, project, run_id).resolve()
+    found = []
+    for other in find_projects(root):
+        project_path = layout.project_dir(root, other)
+        if not (project_path / "artifacts").is_dir():
+            continue
+        with open_catalog(root, other) as catalog:
+            sync_versions(catalog)
+            with catalog.reader.connect() as conn:
+                rows = conn.execute(
+                    select(artifacts.c.name, versions.c.version, versions.c.base, versions.c.location)
+                    .join(versions, versions.c.artifact == artifacts.c.id)
+                    .where(artifacts.c.project_id == catalog.project_id,
+                           versions.c.storage == "reference", versions.c.unlinked.is_(False))
+                    .order_by(artifacts.c.name, versions.c.version)).all()
+        for name, number, base, location in rows:
+            try:
+                where, unset = resolve_location(base, location, project_path, project_path)
+            except NuBoardError:
+                continue
+            if not unset and is_within(Path(os.path.realpath(where)), run_real):
+                found.append(f"{other}/{name}:v{number}")
+    return found
 
 
 def locate_runs(root: Path, run_ids: list[str], project: str | None) -> list[tuple[str, str]]:
@@ -189,8 +216,9 @@ def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
     Each folder is first renamed to a hidden name in `runs/` (which sync ignores), then its
     rows are deleted in one transaction, then the hidden folder is deleted.
     """
-    from sqlalchemy import and_, delete
-    from ..catalog.tables import lineage, runs
+    from sqlalchemy import delete
+    from ..catalog.sync_artifacts import delete_run_links
+    from ..catalog.tables import runs
 
     problems: list[str] = []
     by_project: dict[str, list[str]] = {}
@@ -208,9 +236,7 @@ def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
                 with catalog.writer.begin() as conn:
                     conn.execute(delete(runs).where(runs.c.project_id == catalog.project_id,
                                                     runs.c.run_id.in_(run_ids)))
-                    conn.execute(delete(lineage).where(and_(lineage.c.kind == "used",
-                                                            lineage.c.run_project == project,
-                                                            lineage.c.run_id.in_(run_ids))))
+                    delete_run_links(conn, project, run_ids)
             except BaseException:
                 for run_id, trash in moved:         # put the folders back: nothing removed
                     try:

@@ -1,0 +1,230 @@
+"""`nuboard artifact add | ls | show | unlink | restore`, and `rm` keeping referenced runs, for real.
+
+The CLI runs as a child process with pipes; where a terminal matters, on a real pty.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from conftest import child_env
+from test_cli_runs import make_runs, nb, one_line_error
+
+
+def make_tree(folder: Path, files: dict[str, bytes]) -> Path:
+    for rel, data in files.items():
+        p = folder / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return folder
+
+
+def listing_of(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) if folder.exists() else []
+
+
+def dialog(root: Path, args: list[str], steps: list[tuple[str, str]], *, cwd: Path | None = None,
+           timeout: float = 60) -> tuple[int, str]:
+    """Run the CLI on a real pty; at each (prompt, keys) step wait for prompt, then type keys."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
+    env = child_env(NUBOARD_DIR=str(root), TERM="xterm-256color")
+    proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", *args], env=env, cwd=cwd,
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    out, step, seen = b"", 0, 0
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            if step < len(steps):
+                at = out.find(steps[step][0].encode(), seen)
+                if at >= 0:
+                    seen = at + len(steps[step][0])
+                    time.sleep(0.05)
+                    os.write(master, steps[step][1].encode())
+                    step += 1
+            elif proc.poll() is not None and not ready:
+                break
+        proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert step == len(steps), f"stuck before {steps[step]!r}:\n{out.decode(errors='replace')}"
+    return proc.returncode, out.decode("utf-8", "replace")
+
+
+def test_add_with_flags_as_the_spec_writes_it(root, tmp_path):
+    data = make_tree(tmp_path / "home" / "data" / "fineweb-edu" / "2026-10",
+                     {"train/shard-000.bin": b"x" * 1000, "train/shard-001.bin": b"y" * 204})
+    out = nb(root, "artifact", "add", "datasets/fineweb-edu", "~/data/fineweb-edu/2026-10", "--ref",
+             "--type", "dataset", "--description", "FineWeb-Edu, Oct 2026 snapshot, deduplicated",
+             "--meta", "tokens=12B", "--meta", "dedup=true", "--meta", "rows=1200000",
+             env={"HOME": str(tmp_path / "home")})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "Added datasets/fineweb-edu:v1 (reference, 2 files, 1.2 kB)",
+        'Use it with: run.use_artifact("datasets/fineweb-edu:v1")']
+    doc = json.loads((root / "datasets/artifacts/fineweb-edu/v1/manifest.json").read_text())
+    assert doc["metadata"] == {"tokens": "12B", "dedup": True, "rows": 1200000}
+    assert doc["location"] == str(data) and doc["storage"] == "reference"
+    assert doc["description"] == "FineWeb-Edu, Oct 2026 snapshot, deduplicated"
+    # indexed at once: power users see it in SQL
+    sql = nb(root, "sql", "SELECT files, storage FROM versions", "-p", "datasets", "--json")
+    assert json.loads(sql.stdout) == [{"files": 2, "storage": "reference"}]
+
+
+def test_every_bad_flag_is_reported_at_once_and_nothing_written(root, tmp_path):
+    make_tree(tmp_path / "d", {"a": b"1"})
+    before = listing_of(root)
+    out = nb(root, "artifact", "add", "fineweb-edu", str(tmp_path / "nope"), "--type", "datset",
+             "--meta", "n:int=abc")
+    assert out.returncode == 1
+    line = one_line_error(out)
+    for part in ("give the project too", "does not exist", "--ref or --copy", "'datset'",
+                 "--description", "'abc'"):
+        assert part in line, (part, line)
+    assert listing_of(root) == before
+    out = nb(root, "artifact", "add", "datasets/d", str(tmp_path / "d"), "--copy", "--no-input")
+    assert out.returncode == 1 and "--type" in one_line_error(out)
+
+
+def test_dry_run_and_meta_file(root, tmp_path):
+    src = make_tree(tmp_path / "ckpt", {"best.pt": b"w" * 10})
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({"step": 25000, "score": 0.5, "note": "x"}))
+    args = ["artifact", "add", "llm/model", str(src), "--copy", "--type", "checkpoint",
+            "--description", "final", "--meta-file", str(meta), "--meta", "note=y"]
+    out = nb(root, *args, "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("Would add llm/model:v1 (copy, 1 file, 10 B); nothing was written "
+                                  "(--dry-run).")
+    assert not (root / "llm").exists()
+    assert nb(root, *args).returncode == 0
+    doc = json.loads((root / "llm/artifacts/model/v1/manifest.json").read_text())
+    assert doc["metadata"] == {"step": 25000, "score": 0.5, "note": "y"}
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    out = nb(root, *args[:-2], "--meta-file", str(bad))
+    assert out.returncode == 1 and "not an object" in one_line_error(out)
+
+
+def test_ls_show_unlink_restore(root, tmp_path):
+    data = make_tree(tmp_path / "d", {"a.bin": b"aa", "b.bin": b"bbb"})
+    for _ in range(2):
+        assert nb(root, "artifact", "add", "datasets/d", str(data), "--ref", "--type", "dataset",
+                  "--description", "d").returncode == 0
+    out = nb(root, "artifact", "ls")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["ARTIFACT", "VERSION", "TYPE", "STORE", "FILES", "SIZE", "CREATED",
+                                "PRODUCER"]
+    assert [line.split()[:2] for line in lines[1:]] == [["datasets/d", "v2"], ["datasets/d", "v1"]]
+    assert "outside a run" in lines[1]
+    records = json.loads(nb(root, "artifact", "ls", "datasets", "--json").stdout)
+    assert [(r["spec"], r["files"], r["bytes"]) for r in records] == \
+        [("datasets/d:v2", 2, 5), ("datasets/d:v1", 2, 5)]
+
+    show = nb(root, "artifact", "show", "datasets/d:v1")
+    assert show.returncode == 0, show.stderr
+    assert "Logged outside a run" in show.stdout and "all 2 files there and unchanged" in show.stdout
+    (data / "b.bin").unlink()
+    show = nb(root, "artifact", "show", "datasets/d:v1")
+    assert show.returncode == 1
+    assert "1 of 2 files missing or changed" in show.stdout and "b.bin: not found" in show.stdout
+
+    out = nb(root, "artifact", "unlink", "datasets/d:v2")
+    assert out.returncode == 0, out.stderr
+    assert "Unlinked datasets/d:v2" in out.stdout
+    assert [r["spec"] for r in json.loads(nb(root, "artifact", "ls", "--json").stdout)] == ["datasets/d:v1"]
+    unlinked = nb(root, "artifact", "ls", "--unlinked")
+    assert "v2 (unlinked)" in unlinked.stdout
+    again = nb(root, "artifact", "unlink", "datasets/d:v2")
+    assert again.returncode == 1 and "already unlinked" in one_line_error(again)
+    assert nb(root, "artifact", "restore", "datasets/d:v2").returncode == 0
+    out = nb(root, "artifact", "unlink", "datasets/d", "--all")
+    assert out.returncode == 0 and out.stdout.count("Unlinked") == 2
+    assert json.loads(nb(root, "artifact", "ls", "--json").stdout) == []
+    bare = nb(root, "artifact", "unlink", "d:v1")
+    assert bare.returncode == 1 and "names no project" in one_line_error(bare)
+    no_version = nb(root, "artifact", "restore", "datasets/d")
+    assert no_version.returncode == 1 and "names no version" in one_line_error(no_version)
+    # a new version after unlinking everything still gets a new number
+    assert "datasets/d:v3" in nb(root, "artifact", "add", "datasets/d", str(tmp_path / "d"), "--ref",
+                                 "--type", "dataset", "--description", "d").stdout
+
+
+def test_rm_keeps_a_run_that_a_version_references_unless_forced(root, tmp_path):
+    (run_id,) = make_runs(root, "llm", [{"run_name": "trainer"}])
+    files = make_tree(root / "llm" / "runs" / run_id / "files", {"best.pt": b"best"})
+    out = nb(root, "artifact", "add", "llm/best", str(files / "best.pt"), "--ref", "--type",
+             "checkpoint", "--description", "best")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((root / "llm/artifacts/best/v1/manifest.json").read_text())
+    assert doc["location"] == f"runs/{run_id}/files/best.pt"
+    assert doc["producer"] == {"project": "llm", "run_id": run_id}
+    out = nb(root, "rm", run_id, "--yes")
+    assert out.returncode == 1
+    assert "llm/best:v1" in one_line_error(out)
+    assert (root / "llm" / "runs" / run_id).is_dir()
+    assert nb(root, "artifact", "unlink", "llm/best:v1").returncode == 0
+    out = nb(root, "rm", run_id, "--yes")              # an unlinked version does not keep it
+    assert out.returncode == 0, out.stderr
+    assert not (root / "llm" / "runs" / run_id).exists()
+
+
+def test_rm_force_removes_a_referenced_run_and_the_version_reports_it_missing(root, tmp_path):
+    (run_id,) = make_runs(root, "llm", [{"run_name": "trainer"}])
+    files = make_tree(root / "llm" / "runs" / run_id / "files", {"best.pt": b"best"})
+    assert nb(root, "artifact", "add", "llm/best", str(files), "--ref", "--type", "checkpoint",
+              "--description", "best").returncode == 0
+    assert nb(root, "rm", run_id, "--yes", "--force").returncode == 0
+    show = nb(root, "artifact", "show", "llm/best:v1")
+    assert show.returncode == 1 and "best.pt: not found" in show.stdout
+
+
+def test_the_run_file_example_in_a_terminal_asks_for_the_rest(root, tmp_path):
+    """The spec's `artifact add llm-pretrain/best <run file> --copy`, in a real terminal."""
+    (run_id,) = make_runs(root, "llm-pretrain", [{"run_name": "trainer"}])
+    make_tree(root / "llm-pretrain" / "runs" / run_id / "files", {"best.safetensors": b"w" * 3})
+    code, out = dialog(root.parent, [
+        "artifact", "add", "llm-pretrain/best",
+        f"experiments/llm-pretrain/runs/{run_id}/files/best.safetensors", "--copy", "--dir",
+        str(root)], [("Type", "checkpoint\r"), ("Description", "best so far\r"),
+                     ("metadata>", "\r"), ("Write it?", "y\r")], cwd=root.parent)
+    assert code == 0, out
+    assert "Added llm-pretrain/best:v1 (copy, 1 file, 3 B)" in out
+    doc = json.loads((root / "llm-pretrain/artifacts/best/v1/manifest.json").read_text())
+    assert doc["producer"] == {"project": "llm-pretrain", "run_id": run_id}
+    assert doc["source"] == {"path": f"experiments/llm-pretrain/runs/{run_id}/files/best.safetensors",
+                             "run_id": run_id}
+    assert (root / "llm-pretrain/artifacts/best/v1/files/best.safetensors").read_bytes() == b"www"
+
+
+def test_quitting_the_terminal_wizard_writes_nothing(root, tmp_path):
+    src = make_tree(tmp_path / "d", {"a": b"1"})
+    before = listing_of(root)
+    code, out = dialog(root, ["artifact", "add", "datasets/d", str(src), "--ref", "--type", "dataset",
+                              "--description", "d"],
+                       [("Hash every file", "\r"), ("metadata>", "\r"), ("Write it?", "q\r")])
+    assert code == 1 and "Nothing was written." in out
+    assert listing_of(root) == before
