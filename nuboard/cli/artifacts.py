@@ -190,15 +190,11 @@ def add(target, path, store, kind, description, meta, meta_file, checksum, dry_r
 
 
 def _fix_in_wizard(form: AddForm, problems: list[str], root: Path) -> AddForm | None:
-    """In a terminal: show what is wrong with the flags, clear those fields, ask the rest."""
-    from .artifact_form import FLAGS
+    """In a terminal: the wizard checks the flags given (a wrong one is shown and asked again)
+    and asks the rest; bad --meta values are shown and left out of the metadata editor."""
     from .wizard import run_wizard
-    found = [p for p in check_all(form, root) if not p.startswith("missing ")]
-    for problem in found + problems:
+    for problem in problems:
         click.echo(f"  ✗ {problem}")
-    for name in ("target", "path", "store", "type", "description"):
-        if any(p.startswith(FLAGS[name] + ":") for p in found):
-            setattr(form, name, None)
     try:
         return run_wizard(form, root=root)
     except KeyboardInterrupt:
