@@ -501,3 +501,58 @@ def test_spec_examples(root, tmp_path, monkeypatch):
     run_dir = run
     promote_run_path(run_dir, "files/checkpoints/step_06000", "best", copy=False, type="checkpoint")
     assert nb_get_artifact("llm-pretrain/best:v1").producer["run_id"] == "20261103T1504-90c3affc"
+
+
+# --- row 4: power loss --------------------------------------------------------------------------
+
+FSYNC_RECORDER = """
+import os, sys, json
+log = open(sys.argv[2], "a", buffering=1)
+real_fsync = os.fsync
+def recording_fsync(fd):
+    real_fsync(fd)
+    try:
+        st = os.fstat(fd)
+        if st.st_mode & 0o170000 == 0o100000:          # a regular file: note its inode and size
+            log.write(json.dumps([st.st_ino, st.st_size]) + "\\n")
+    except OSError:
+        pass
+os.fsync = recording_fsync
+from nuboard.artifacts import add_artifact
+print("start", flush=True)
+while True:
+    add_artifact("p", "big", sys.argv[1], type="checkpoint")
+"""
+
+
+def test_row4_power_loss_no_manifest_names_a_file_that_is_not_there(root, tmp_path):
+    """Kill a copier, then drop every byte not fsynced (each file cut to its last fsynced size,
+    a file never fsynced emptied): every manifest left is whole and names only whole files."""
+    files = {f"shard-{i:02d}.bin": os.urandom(256 << 10) for i in range(16)}
+    src = make_tree(tmp_path / "src", files)
+    journal = tmp_path / "fsyncs.jsonl"
+    proc = subprocess.Popen([sys.executable, "-c", FSYNC_RECORDER, str(src), str(journal)],
+                            env=child_env(NUBOARD_DIR=str(root)), stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "start"
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    synced: dict[int, int] = {}                    # by inode: a temp file is renamed after its fsync
+    for line in journal.read_text().splitlines():
+        inode, size = json.loads(line)
+        synced[inode] = size
+    art_dir = root / "p" / "artifacts"
+    for path in [p for p in art_dir.rglob("*") if p.is_file()]:
+        keep = synced.get(path.stat().st_ino, 0)       # the power goes: the page cache is lost
+        with open(path, "r+b") as fh:
+            fh.truncate(min(keep, path.stat().st_size))
+    versions = list_versions("p", "big")
+    assert len(versions) >= 1, "no version finished before the kill"
+    for number in versions:
+        art = get_artifact(f"p/big:v{number}")
+        assert sorted(art) == sorted(files) and art.check() == []
+        for rel in art:
+            assert art[rel].read_bytes() == files[rel]
+    nxt = add_artifact("p", "big", src)            # and adding goes on above every number seen
+    assert nxt.version > max(int(p.name[1:]) for p in (art_dir / "big").glob("v*") if p != nxt.path)
