@@ -223,8 +223,22 @@ def test_the_run_file_example_in_a_terminal_asks_for_the_rest(root, tmp_path):
 def test_quitting_the_terminal_wizard_writes_nothing(root, tmp_path):
     src = make_tree(tmp_path / "d", {"a": b"1"})
     before = listing_of(root)
-    code, out = dialog(root, ["artifact", "add", "datasets/d", str(src), "--ref", "--type", "dataset",
-                              "--description", "d"],
-                       [("Hash every file", "\r"), ("metadata>", "\r"), ("Write it?", "q\r")])
+    code, out = dialog(root, ["artifact", "add", "datasets/d", str(src), "--ref", "--type", "dataset"],
+                       [("Description", "d\r"), ("Hash every file", "\r"), ("metadata>", "\r"),
+                        ("Write it?", "q\r")])
     assert code == 1 and "Nothing was written." in out
     assert listing_of(root) == before
+
+
+def test_hashing_shows_a_progress_bar_on_a_terminal_only(root, tmp_path):
+    big = tmp_path / "big"
+    big.mkdir()
+    with open(big / "zeros.bin", "wb") as fh:          # sparse: a second of hashing, no disk
+        fh.truncate(1 << 30)
+    args = ["artifact", "add", "datasets/big", str(big), "--ref", "--checksum", "--type", "dataset",
+            "--description", "zeros"]
+    code, out = dialog(root, args, [], timeout=120)
+    assert code == 0, out
+    assert "Hashing" in out and "Added datasets/big:v1 (reference, 1 file, 1.07 GB)" in out
+    piped = nb(root, *args, timeout=120)
+    assert piped.returncode == 0 and "Hashing" not in piped.stdout + piped.stderr

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
 from ..errors import InvalidArgumentError, InvalidTypeError
-from ..jsonfile import write_json_atomic
 from ..layout import project_dir, resolve_root
 from ..names import check_project
 from . import store
 from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
-from .manifest import FORMAT, MANIFEST, copy_file_hashed, file_entry, read_manifest, sha256_file, walk_files
+from .manifest import (FORMAT, MANIFEST, Progress, copy_files, hash_files, read_manifest, walk_files,
+                       write_manifest)
 from .names import check_artifact_name, check_type, parse_spec, parse_version, version_label
 from .paths import expand_variables, is_within, resolve_location, store_location
 
@@ -88,9 +88,11 @@ class Artifact(Mapping):
         """
         by_mtime = self.reference and "$" not in str(self.manifest.get("location", ""))
         problems = []
-        for rel, entry in self._entries.items():
+        base = os.path.join(os.fspath(self.files), "")      # the folder, with a separator
+        stat = os.stat
+        for rel, entry in self._entries.items():          # a million stats: keep this loop lean
             try:
-                st = os.stat(self.files.joinpath(*rel.split("/")))
+                st = stat(base + rel)
             except OSError:
                 problems.append(FileProblem(rel, "missing", "not found"))
                 continue
@@ -168,8 +170,11 @@ class SourceInfo(NamedTuple):
 
 
 def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: bool = False,
-                   dir=None) -> SourceInfo:
+                   dir=None, progress: Progress | None = None) -> SourceInfo:
     """Check a path as add_artifact would, without writing anything; list its files.
+
+    progress, if given, is called as progress('listing', files found so far, None) while the
+    files are listed (see add_artifact).
 
     Raises:
         InvalidArgumentError: an unset variable, a path in or around an artifacts/ folder, a
@@ -199,11 +204,11 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
         if run_status(project_path / "runs" / run_id) == "running":
             raise InvalidArgumentError(
                 f"run {run_id!r} is still running, so its files may change and cannot be "
-                "referenced: copy them (reference=False), or add the version after it finished.")
+                "referenced: copy them instead, or add the version after the run finished.")
     single = real.is_file()
     if not single and not real.is_dir():
         raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder.")
-    listing = list(walk_files(real))
+    listing = list(walk_files(real, progress))
     if not listing:
         raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one.")
     return SourceInfo(given, real, single, listing, len(listing),
@@ -213,7 +218,7 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
 def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
                  metadata: "Mapping[str, Any] | None" = None, reference: bool = False,
                  checksum: bool = False, description: str | None = None, dir=None,
-                 producer: Any = None) -> Artifact:
+                 producer: Any = None, progress: Progress | None = None) -> Artifact:
     """Add a new version of an artifact and return it.
 
     Args:
@@ -228,6 +233,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
         dir: the root folder (default $NUBOARD_DIR or ./experiments).
         producer: the Run (or {'project', 'run_id'}) that made it; a path inside a run of
             the project makes that run the producer when none is given.
+        progress: called as progress(phase, done, total), about every 0.1 s at most, and
+            once at the start and end of each phase: 'listing' (files found so far, total
+            None), then 'hashing' for a reference with checksum=True or 'copying' for a copy
+            (bytes done, total bytes).
     Raises:
         InvalidNameError, InvalidArgumentError, InvalidTypeError: a bad argument.
         SourceNotFoundError: the path does not exist.
@@ -256,30 +265,27 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     root = resolve_root(dir)
     project_path = project_dir(root, project)
 
-    source = inspect_source(project, given, reference=reference, dir=root)
+    source = inspect_source(project, given, reference=reference, dir=root, progress=progress)
     real, single, listing, run_id = source.real, source.single, source.listing, source.run_id
     if run_id is not None and producer_doc is None:
         producer_doc = {"project": project, "run_id": run_id}
 
     if reference:
         base, location = store_location(given, real, project_path)
-        entries = [file_entry(rel, st.st_size, st.st_mtime,
-                              sha256_file(real / rel if not single else real) if checksum else None)
-                   for rel, st in listing]
+        if checksum:
+            prefix = os.path.join(os.fspath(real), "")
+            digests = hash_files([(os.fspath(real) if single else prefix + rel, st.st_size)
+                                  for rel, st in listing], progress)
+            entries = [{"path": rel, "size": st.st_size, "mtime": st.st_mtime, "sha256": digest}
+                       for (rel, st), digest in zip(listing, digests)]
+        else:
+            entries = [{"path": rel, "size": st.st_size, "mtime": st.st_mtime} for rel, st in listing]
     else:
         base, location = "version", "files"
 
     number, vpath = store.claim_version(project_path, name)
     if not reference:
-        target = vpath / "files"
-        target.mkdir()
-        entries = []
-        for rel, st in listing:
-            src = real if single else real.joinpath(*rel.split("/"))
-            dst = target.joinpath(*rel.split("/"))
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            size, digest = copy_file_hashed(src, dst)
-            entries.append(file_entry(rel, size, None, digest))
+        entries = copy_files(real, single, listing, vpath / "files", source.total_bytes, progress)
     doc = {
         "format": FORMAT, "project": project, "name": name, "version": number,
         "type": type, "description": description, "metadata": metadata,
@@ -291,7 +297,7 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "created_by": _user(), "host": socket.gethostname(),
     }
-    write_json_atomic(vpath / MANIFEST, doc)        # last: only now does the version exist
+    write_manifest(vpath / MANIFEST, doc)           # last: only now does the version exist
     return Artifact(project=project, name=name, version=number, path=vpath, manifest=doc,
                     project_path=project_path)
 

@@ -162,17 +162,16 @@ def add(target, path, store, kind, description, meta, meta_file, checksum, dry_r
         items, problems = _merge_meta(from_file, items), file_problems + problems
     form = AddForm(target=target, path=path, store=store, type=kind, description=description,
                    checksum=checksum, metadata=items)
+    found = check_all(form, root) + problems
     interactive = not no_input and stdin_is_terminal() and stdout_is_terminal()
-    if interactive:
+    if interactive and found:              # something to ask: a value missing or wrong
         form = _fix_in_wizard(form, problems, root)
         if form is None:
             click.echo("Nothing was written.")
             raise SystemExit(1)
-    else:
-        problems = check_all(form, root) + problems
-        if problems:
-            raise FormError(f"{len(problems)} problem{'s' if len(problems) > 1 else ''}, nothing was "
-                            f"written: " + "; ".join(problems) + ". See 'nuboard artifact add --help'.")
+    elif found:
+        raise FormError(f"{len(found)} problem{'s' if len(found) > 1 else ''}, nothing was "
+                        f"written: " + "; ".join(found) + ". See 'nuboard artifact add --help'.")
     if form.store == "copy":
         form.checksum = True
     if dry_run:
