@@ -403,9 +403,11 @@ def test_lost_is_judged_by_the_heartbeat_changing_on_the_readers_clock(root):
     assert nb.run_status(alive.path, watch=watch) == "running"
     seq = json.loads((Path(alive.path) / "heartbeat").read_text())["seq"]
     for _ in range(3):
-        seq = wait_for_new_beat(Path(alive.path), seq)
+        wait_for_new_beat(Path(alive.path), seq)
         reader_clock[0] += 200.0
         assert nb.run_status(alive.path, watch=watch) == "running"
+        # the next beat must be newer than any the watch has seen: read after it looked
+        seq = json.loads((Path(alive.path) / "heartbeat").read_text())["seq"]
     assert nb.run_status(stalled.path, watch=watch) == "lost"
     assert nb.run_status(stalled.path) == "running"     # its file is fresh: only the watch can tell
     reader_clock[0] += 100.0
