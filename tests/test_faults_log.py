@@ -421,7 +421,9 @@ def test_kill_while_writing_run_json_leaves_old_or_new_and_temps_are_cleaned(roo
         (tmp_path / f"doc{key}.json").write_text(json.dumps(doc))
         docs.append(doc)
     seen_temps = 0
-    for kill in range(20):
+    for kill in range(80):                    # 20 kills, more until one lands in a write
+        if kill >= 20 and seen_temps:
+            break
         proc = start_child(JSON_WRITER, TARGET=str(target), DOC_A=str(tmp_path / "docA.json"),
                            DOC_B=str(tmp_path / "docB.json"))
         wait_for_line(proc)
