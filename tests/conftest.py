@@ -68,3 +68,12 @@ def small_tmpfs(mnt: Path, size: str):
     finally:
         if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
             subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def make_tree(folder: Path, files: dict) -> Path:
+    """Write files (path with '/' -> bytes) under a folder; return the folder."""
+    for rel, data in files.items():
+        p = folder / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return folder

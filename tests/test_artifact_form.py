@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_tree
 from nuboard.artifacts import SourceInfo, add_artifact
 from nuboard.cli.artifact_form import (AddForm, FieldError, Target, apply_meta_command, check_all,
                                        check_path, check_target, format_count, format_size,
@@ -15,12 +16,6 @@ from nuboard.cli.artifact_form import (AddForm, FieldError, Target, apply_meta_c
                                        parse_yes_no, review_lines)
 
 
-def make_tree(folder: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        p = folder / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return folder
 
 
 def listing(folder: Path) -> list[str]:

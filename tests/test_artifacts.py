@@ -14,18 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import child_env, run_child
+from conftest import child_env, run_child, make_tree
 from nuboard.artifacts import (ArtifactNotFoundError, VersionStateError, add_artifact, get_artifact,
                                list_artifacts, list_versions, promote_run_path, restore_version,
                                unlink_version, use_artifact)
 
 
-def make_tree(folder: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        p = folder / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return folder
 
 
 def manifest_of(art) -> dict:

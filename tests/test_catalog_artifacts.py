@@ -5,18 +5,13 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from conftest import make_tree
 import nuboard as nb
 from nuboard.artifacts import restore_version, unlink_version
 from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
 
 
-def make_tree(folder: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        p = folder / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return folder
 
 
 def synced(root: Path, project: str, full: bool = False):

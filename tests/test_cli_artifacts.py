@@ -16,16 +16,10 @@ import termios
 import time
 from pathlib import Path
 
-from conftest import child_env
+from conftest import child_env, make_tree
 from test_cli_runs import make_runs, nb, one_line_error
 
 
-def make_tree(folder: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        p = folder / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return folder
 
 
 def listing_of(folder: Path) -> list[str]:

@@ -8,15 +8,9 @@ from pathlib import Path
 import pytest
 
 import nuboard as nb
-from conftest import run_child
+from conftest import run_child, make_tree
 
 
-def make_tree(folder: Path, files: dict[str, bytes]) -> Path:
-    for rel, data in files.items():
-        p = folder / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return folder
 
 
 def run_json(run) -> dict:

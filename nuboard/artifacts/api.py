@@ -259,13 +259,11 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
         raise InvalidTypeError(f"metadata must be JSON (str keys; str, number, bool, None, list, dict "
                                f"values, no NaN): {exc}") from None
     producer_doc = _producer(producer)
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidTypeError(f"path must be a str or a path, not {builtins.type(path).__name__} ({path!r:.80})")
-    given = os.fspath(path)
     root = resolve_root(dir)
     project_path = project_dir(root, project)
 
-    source = inspect_source(project, given, reference=reference, dir=root, progress=progress)
+    source = inspect_source(project, path, reference=reference, dir=root, progress=progress)
+    given = source.given
     real, single, listing, run_id = source.real, source.single, source.listing, source.run_id
     if run_id is not None and producer_doc is None:
         producer_doc = {"project": project, "run_id": run_id}
