@@ -83,6 +83,19 @@ class ConsoleCapture:
             self._close()
         _live.discard(self)
 
+    def copy_traceback(self, exc_type, exc, tb) -> None:
+        """Copy the traceback of an exception leaving `with nb.init(...)`: Python prints it
+        only after the block has finished the run and stopped this copy."""
+        if not self._copying or os.getpid() != self._pid:
+            return
+        import traceback
+        text = "".join(traceback.format_exception(exc_type, exc, tb))
+        with self._lock:
+            pending = "".join(self._pending)
+            ends_line = pending.endswith("\n") if pending else self._ends_line
+            self._pending.append(("" if ends_line else "\n") + text)
+        self._drain()
+
     def _drain(self) -> None:
         """Append the pending text to the file; give up on an I/O error."""
         with self._lock:

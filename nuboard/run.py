@@ -338,6 +338,10 @@ class Run:
         if exc_type is None or (exc_type is SystemExit and exc.code in (0, None)):
             self.finish("finished")
         else:
+            for service in self._services:
+                copy = getattr(service, "copy_traceback", None)
+                if copy is not None:
+                    copy(exc_type, exc, tb)
             self.finish("crashed")
 
 

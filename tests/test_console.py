@@ -136,6 +136,28 @@ def test_the_traceback_of_a_crash_is_in_the_file(log, stop_at_exit):
     assert "in train\n" in text and text.endswith("ValueError: loss is nan\n")
 
 
+def test_the_traceback_of_an_exception_leaving_the_with_block_is_in_the_file(tmp_path):
+    """`with nb.init(...)` finishes the run (and stops the copy) before Python prints the
+    traceback; the copy still ends with it, once."""
+    proc = run_child("""
+        import os
+        import nuboard as nb
+        with nb.init("p", dir=os.environ["DIR"], system_metrics=False, capture_env=False) as run:
+            print("step 1", end="")
+            def train():
+                raise ValueError("loss is nan")
+            train()
+    """, check=False, DIR=str(tmp_path))
+    assert proc.returncode == 1 and "ValueError: loss is nan" in proc.stderr
+    (log,) = tmp_path.glob("p/runs/*/files/output.log")
+    text = log.read_text()
+    assert text.startswith("step 1\nTraceback (most recent call last):\n")
+    assert "in train\n" in text and text.endswith("ValueError: loss is nan\n")
+    assert text.count("Traceback") == 1
+    (doc,) = tmp_path.glob("p/runs/*/run.json")
+    assert json.loads(doc.read_text())["status"] == "crashed"
+
+
 def _read_terminal(master: int, proc: subprocess.Popen) -> bytes:
     """Everything the child writes to its pseudo-terminal, until it exits."""
     out = b""
