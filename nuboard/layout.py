@@ -67,3 +67,23 @@ def resource_dir(name: str) -> Path:
     if inside.is_dir():
         return inside
     return package.parent / name
+
+
+SKIP_INSIDE_PROJECT = ("runs", "artifacts")
+
+
+def find_projects(root: Path) -> list[str]:
+    """Every project under root ('llm', 'team/llm'): a folder with `runs/` or `artifacts/`.
+
+    Projects nest, so the walk goes on below a project, but not into its `runs/` or
+    `artifacts/` folders, nor into any folder whose name starts with a dot.
+    """
+    found = []
+    for folder, subdirs, _files in os.walk(root):
+        here = Path(folder)
+        is_project = here != Path(root) and ("runs" in subdirs or "artifacts" in subdirs)
+        if is_project:
+            found.append("/".join(here.relative_to(root).parts))
+        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".")
+                            and not (is_project and d in SKIP_INSIDE_PROJECT))
+    return sorted(found)

@@ -1,14 +1,13 @@
 """Projects under the root, as the command line finds and names them."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .. import layout
+from ..layout import SKIP_INSIDE_PROJECT, find_projects  # noqa: F401 (the commands' import)
 from ..errors import NuBoardError
 from ..names import check_project
 
-SKIP_INSIDE_PROJECT = ("runs", "artifacts")
 
 
 class ProjectNotFoundError(NuBoardError, ValueError):
@@ -17,23 +16,6 @@ class ProjectNotFoundError(NuBoardError, ValueError):
 
 class RootNotFoundError(NuBoardError, ValueError):
     """The experiments root does not exist."""
-
-
-def find_projects(root: Path) -> list[str]:
-    """Every project under root ('llm', 'team/llm'): a folder with `runs/` or `artifacts/`.
-
-    Projects nest, so the walk goes on below a project, but not into its `runs/` or
-    `artifacts/` folders, nor into any folder whose name starts with a dot.
-    """
-    found = []
-    for folder, subdirs, _files in os.walk(root):
-        here = Path(folder)
-        is_project = here != Path(root) and ("runs" in subdirs or "artifacts" in subdirs)
-        if is_project:
-            found.append("/".join(here.relative_to(root).parts))
-        subdirs[:] = sorted(d for d in subdirs if not d.startswith(".")
-                            and not (is_project and d in SKIP_INSIDE_PROJECT))
-    return sorted(found)
 
 
 def check_root(root: Path) -> None:
