@@ -1,0 +1,146 @@
+"""What the demo writes: its projects, its dataset versions and every run, with its story."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+DATASETS = "datasets"
+LLM = "llm-pretrain"
+VIT = "vit-ablations"
+PROJECTS = (DATASETS, LLM, VIT)
+FINEWEB_V2 = "datasets/fineweb-edu:v2"
+IMAGENET_V1 = "datasets/imagenet-100:v1"
+MODEL_V1 = "model:v1"
+STEP_SECONDS = 1.2 / 3000          # wall time per step: a 3,000-step run lasts about 1.2 s
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of the demo and what happens to it.
+
+    kind: 'prepare' (writes fineweb-edu v2), 'train' (a language model), 'eval' (MMLU on
+    model:v1) or 'vit' (an image classifier). after: keys of runs that must be finished
+    first. The story fields (crash_at, kill_at, preempt_at with resume_from, fork_of with
+    fork_step) say how the run ends.
+    """
+    project: str
+    name: str
+    kind: str
+    config: dict
+    tags: tuple = ()
+    group: str | None = None
+    notes: str | None = None
+    uses: tuple = ()
+    steps: int = 3000
+    ranks: int = 1
+    seed: int = 1
+    after: tuple = ()
+    crash_at: int | None = None
+    kill_at: int | None = None
+    preempt_at: int | None = None
+    resume_from: int | None = None
+    fork_of: str | None = None
+    fork_step: int = 0
+    saves_model: bool = False
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.project}/{self.name}"
+
+
+def lm_config(lr: float, seed: int, *, width: int = 1024, depth: int = 24, batch: int = 64,
+              steps: int = 3000, ranks: int = 1) -> dict:
+    """A GPT-style pretraining config, nested as a real one is."""
+    return {
+        "model": {"arch": "gpt", "width": width, "depth": depth, "heads": width // 64,
+                  "vocab_size": 50304, "context": 2048, "dropout": 0.0, "tie_embeddings": True},
+        "optimizer": {"name": "adamw", "lr": lr, "betas": [0.9, 0.95], "eps": 1e-8,
+                      "weight_decay": 0.1, "grad_clip": 1.0},
+        "schedule": {"kind": "cosine", "warmup_steps": 200, "min_lr_ratio": 0.1},
+        "data": {"dataset": FINEWEB_V2, "seq_len": 2048, "batch_size": batch, "num_workers": 8},
+        "train": {"steps": steps, "eval_every": 250, "precision": "bf16", "seed": seed,
+                  "compile": True, "devices": ranks},
+    }
+
+
+def vit_config(*, patch: int = 16, mixup: float = 0.8, drop_path: float = 0.1) -> dict:
+    return {
+        "model": {"arch": "vit-small", "patch": patch, "width": 384, "depth": 12, "heads": 6,
+                  "drop_path": drop_path},
+        "optimizer": {"name": "adamw", "lr": 1e-3, "weight_decay": 0.05, "betas": [0.9, 0.999]},
+        "schedule": {"kind": "cosine", "warmup_steps": 100},
+        "data": {"dataset": IMAGENET_V1, "image_size": 224, "batch_size": 256,
+                 "augment": {"randaug": "rand-m9-mstd0.5", "mixup": mixup, "cutmix": 1.0}},
+        "train": {"steps": 2000, "eval_every": 100, "precision": "bf16", "seed": 0},
+    }
+
+
+def _sweep(lr: float, seed: int, label: str, **story) -> RunSpec:
+    tags = ("sweep", "baseline") if story.pop("baseline", False) else ("sweep",)
+    return RunSpec(LLM, f"lr{label}-s{seed}", "train", lm_config(lr, seed), tags=tags,
+                   group="lr-sweep", uses=(FINEWEB_V2,), seed=seed, after=(f"{LLM}/prepare-data",),
+                   **story)
+
+
+PREPARE = RunSpec(
+    LLM, "prepare-data", "prepare",
+    {"source": "HuggingFaceFW/fineweb-edu", "snapshot": "CC-MAIN-2026-10", "min_edu_score": 3,
+     "dedup": {"method": "minhash", "threshold": 0.8}, "tokenizer": "gpt2", "shards": 5,
+     "workers": 64},
+    tags=("data",), steps=2000, seed=7,
+    notes="Tokenizes the October snapshot into datasets/fineweb-edu:v2.")
+
+TRAINING = (
+    _sweep(1e-4, 1, "1e-4"),
+    _sweep(3e-4, 1, "3e-4"),
+    _sweep(1e-3, 1, "1e-3", baseline=True, saves_model=True,
+           notes="Best of the sweep; its final checkpoint is model:v1."),
+    _sweep(3e-3, 1, "3e-3"),
+    _sweep(1e-2, 1, "1e-2", crash_at=1100, notes="Diverged: loss went to NaN."),
+    _sweep(3e-4, 2, "3e-4"),
+    _sweep(1e-3, 2, "1e-3"),
+    RunSpec(LLM, "ddp-lr1e-3-bs128", "train", lm_config(1e-3, 1, batch=128, ranks=2),
+            tags=("ddp",), group="ddp", uses=(FINEWEB_V2,), ranks=2, seed=3,
+            after=(f"{LLM}/prepare-data",)),
+    RunSpec(LLM, "ddp-lr2e-3-bs128", "train", lm_config(2e-3, 1, batch=128, ranks=2),
+            tags=("ddp",), group="ddp", uses=(FINEWEB_V2,), ranks=2, seed=4,
+            after=(f"{LLM}/prepare-data",)),
+    RunSpec(LLM, "lr6e-4-long", "train", lm_config(6e-4, 1), tags=("baseline", "preempted"),
+            uses=(FINEWEB_V2,), seed=5, preempt_at=1800, resume_from=1500,
+            after=(f"{LLM}/prepare-data",),
+            notes="Preempted at step 1800; resumed from the step-1500 checkpoint."),
+    RunSpec(LLM, "lr1e-3-s1-halflr", "train", lm_config(1e-3, 1), tags=("fork",),
+            uses=(FINEWEB_V2,), seed=6, fork_of=f"{LLM}/lr1e-3-s1", fork_step=1500,
+            after=(f"{LLM}/lr1e-3-s1",), extra={"lr_scale": 0.5},
+            notes="Forked from lr1e-3-s1 at step 1500 with the learning rate halved."),
+    RunSpec(LLM, "wide-d2048", "train", lm_config(6e-4, 1, width=2048, depth=24),
+            tags=("scaling",), uses=(FINEWEB_V2,), seed=8, kill_at=1400,
+            after=(f"{LLM}/prepare-data",)),
+)
+
+EVAL = RunSpec(
+    LLM, "eval-mmlu", "eval",
+    {"task": "mmlu", "shots": 5, "checkpoint": MODEL_V1, "batch_size": 16, "subjects": 57,
+     "max_length": 2048},
+    tags=("eval",), uses=(MODEL_V1,), steps=228, seed=9, after=(f"{LLM}/lr1e-3-s1",))
+
+ABLATIONS = tuple(
+    RunSpec(VIT, name, "vit", vit_config(**options), tags=tags, group="vit-s16",
+            uses=(IMAGENET_V1,), steps=2000, seed=20 + i,
+            extra={"quality": quality, "overfit": overfit, "images_per_s": speed})
+    for i, (name, options, tags, quality, overfit, speed) in enumerate((
+        ("vit-s16-baseline", {}, ("ablation", "baseline"), 0.0, 0.0, 3150.0),
+        ("vit-s16-no-mixup", {"mixup": 0.0}, ("ablation",), -0.02, 0.09, 3170.0),
+        ("vit-s16-droppath0.2", {"drop_path": 0.2}, ("ablation",), 0.012, -0.02, 3120.0),
+        ("vit-p8", {"patch": 8}, ("ablation", "slow"), 0.035, 0.01, 820.0),
+    )))
+
+RUNS = (PREPARE,) + TRAINING + (EVAL,) + ABLATIONS
+
+
+def run_spec(key: str) -> RunSpec:
+    """The run of the demo named 'project/name'."""
+    for spec in RUNS:
+        if spec.key == key:
+            return spec
+    raise KeyError(f"no demo run {key!r}")
