@@ -7,7 +7,6 @@ they left with the real readers: run.json, the event logs, manifests, the catalo
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import signal

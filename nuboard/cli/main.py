@@ -104,8 +104,10 @@ def events_dump(file: str, limit: int) -> None:
 from .runs import ls, reindex, rm  # noqa: E402 (the commands, registered below)
 from .sql import sql  # noqa: E402
 from .artifacts import artifact  # noqa: E402
+from .demo import demo  # noqa: E402
+from .up import up  # noqa: E402
 
-for _command in (ls, rm, sql, reindex, artifact):
+for _command in (ls, rm, sql, reindex, artifact, demo, up):
     cli.add_command(_command)
 
 

@@ -1,0 +1,93 @@
+"""The Flask application factory: `create_app(root)` serves every project under root."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flask import Flask, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from .. import __version__, layout
+from ..errors import NuBoardError
+from . import security
+from .catalogs import Catalogs
+from .chartdata import SeriesCache
+from .filters import install_filters
+
+
+def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127.0.0.1",
+               edit_artifacts: bool = False, read_only: bool = False,
+               sync_every: float = 2.0) -> Flask:
+    """The viewer over the projects under root (default $NUBOARD_DIR, else ./experiments).
+
+    Args:
+        host: the address the server binds; requests must name it or a loopback name.
+        edit_artifacts: show and accept the artifact forms (the second viewer issue).
+        read_only: refuse every edit (notes, saved views).
+        sync_every: seconds between background syncs of a project's catalog.
+    """
+    root = layout.resolve_root(root)
+    app = Flask("nuboard.viewer", template_folder=str(layout.resource_dir("templates")),
+                static_folder=str(layout.resource_dir("static")), static_url_path="/static")
+    app.config.update(NUBOARD_ROOT=root, NUBOARD_EDIT_ARTIFACTS=edit_artifacts,
+                      NUBOARD_READ_ONLY=read_only, MAX_CONTENT_LENGTH=2 * 1024 * 1024,
+                      SEND_FILE_MAX_AGE_DEFAULT=3600, JSON_SORT_KEYS=False)
+    app.url_map.merge_slashes = False          # '//etc' is refused, not redirected
+    app.extensions["nuboard_catalogs"] = Catalogs(root, every=sync_every)
+    app.extensions["nuboard_series"] = SeriesCache()
+    security.install(app, hosts=security.allowed_hosts(host))
+    install_filters(app)
+
+    from .charts import charts
+    from .files import files
+    from .run_page import run_page
+    from .runs_page import runs_page
+    for blueprint in (runs_page, run_page, files, charts):
+        app.register_blueprint(blueprint)
+
+    @app.context_processor
+    def _globals() -> dict:
+        return {"csrf_token": app.config["NUBOARD_CSRF"], "version": __version__,
+                "read_only": read_only, "root": str(root),
+                "projects": catalogs().projects()}
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc: HTTPException):
+        if wants_json():
+            return {"error": exc.description, "status": exc.code}, exc.code
+        return render_template("error.html", code=exc.code, title=exc.name,
+                               message=exc.description), exc.code
+
+    @app.errorhandler(NuBoardError)
+    def _our_error(exc: NuBoardError):
+        if wants_json():
+            return {"error": str(exc), "status": 400}, 400
+        return render_template("error.html", code=400, title="Bad request",
+                               message=str(exc)), 400
+
+    return app
+
+
+def catalogs() -> Catalogs:
+    from flask import current_app
+    return current_app.extensions["nuboard_catalogs"]
+
+
+def series_cache() -> SeriesCache:
+    from flask import current_app
+    return current_app.extensions["nuboard_series"]
+
+
+def wants_json() -> bool:
+    return request.path.startswith("/api/") or request.args.get("format") == "json"
+
+
+def is_fragment() -> bool:
+    """An htmx request for part of a page (a history restore gets the whole page)."""
+    return (request.headers.get("HX-Request") == "true"
+            and request.headers.get("HX-History-Restore-Request") != "true")
+
+
+def root_dir() -> Path:
+    from flask import current_app
+    return current_app.config["NUBOARD_ROOT"]

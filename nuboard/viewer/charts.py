@@ -1,0 +1,170 @@
+"""The Charts page (one chart per scalar, grouped, the system section apart) and its data.
+
+The data endpoint returns, for one scalar and several runs, each run's points downsampled on
+the server (min and max per x-bucket), for the x range asked (zoom asks again, finer).
+"""
+from __future__ import annotations
+
+import math
+
+from flask import Blueprint, abort, render_template, request
+from sqlalchemy import select
+
+from .. import layout
+from ..catalog.tables import runs as runs_t
+from ..catalog.tables import scalars as scalars_t
+from .app import catalogs, root_dir, series_cache, wants_json
+from .chartdata import series_payload
+from .runs_page import known_project
+from .views import find_view
+
+charts = Blueprint("charts", __name__)
+MAX_RUNS = 50
+X_AXES = ("step", "wall", "relative")
+DEFAULT_BUCKETS = 1000
+MAX_BUCKETS = 4000
+
+
+def chosen_runs(project: str) -> list[str]:
+    """Run ids from ?runs=a,b or repeated ?run=a&run=b (a saved view's when given)."""
+    ids = [r for part in request.args.getlist("runs") for r in part.split(",") if r]
+    ids += [r for r in request.args.getlist("run") if r]
+    if not ids and request.args.get("view"):
+        view = find_view(root_dir(), project, request.args["view"])
+        if view is None:
+            abort(404, description=f"No saved view {request.args['view']!r}.")
+        ids = list(view.get("runs") or [])
+    seen: dict[str, None] = {}
+    for r in ids:
+        seen.setdefault(r, None)
+    if len(seen) > MAX_RUNS:
+        abort(400, description=f"{len(seen)} runs asked for; a chart shows at most {MAX_RUNS}.")
+    return list(seen)
+
+
+def _run_rows(project: str, ids: list[str]) -> dict[str, dict]:
+    catalog = catalogs().get(project)
+    with catalog.reader.connect() as conn:
+        rows = conn.execute(select(runs_t.c.id, runs_t.c.run_id, runs_t.c.name, runs_t.c.status,
+                                   runs_t.c.heartbeat_mtime)
+                            .where(runs_t.c.project_id == catalog.project_id,
+                                   runs_t.c.run_id.in_(ids)))
+        return {r.run_id: dict(r._mapping) for r in rows}
+
+
+def _newest_runs(project: str, count: int = 10) -> list[str]:
+    """The newest runs of the project, charted when none were chosen."""
+    catalog = catalogs().get(project)
+    with catalog.reader.connect() as conn:
+        return [r[0] for r in conn.execute(
+            select(runs_t.c.run_id).where(runs_t.c.project_id == catalog.project_id)
+            .order_by(runs_t.c.created.desc(), runs_t.c.run_id.desc()).limit(count))]
+
+
+def _scalar_names(project: str, row_ids: list[int]) -> tuple[list[str], list[int]]:
+    catalog = catalogs().get(project)
+    if not row_ids:
+        return [], [0]
+    with catalog.reader.connect() as conn:
+        found = conn.execute(select(scalars_t.c.name, scalars_t.c.rank).distinct()
+                             .where(scalars_t.c.run.in_(row_ids))).all()
+    return sorted({n for n, _ in found}), sorted({r for _, r in found}) or [0]
+
+
+def group_names(names: list[str], system_prefix: str = "system") -> list[tuple[str, list[str]]]:
+    """Charts grouped by the first name segment; the system section last."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        head = name.split("/", 1)[0] if "/" in name else ""
+        groups.setdefault(head, []).append(name)
+    order = sorted(g for g in groups if g != system_prefix)
+    if system_prefix in groups:
+        order.append(system_prefix)
+    return [(g, groups[g]) for g in order]
+
+
+def _label(row: dict) -> str:
+    return f"{row['name']} ({row['run_id'][-8:]})"
+
+
+@charts.get("/p/<path:project>/.charts")
+def page(project: str):
+    project = known_project(project)
+    ids = chosen_runs(project)
+    newest = not ids
+    if newest:
+        ids = _newest_runs(project)
+    rows = _run_rows(project, ids)
+    missing = [r for r in ids if r not in rows]
+    found = [rows[r] for r in ids if r in rows]
+    names, ranks = _scalar_names(project, [r["id"] for r in found])
+    x = request.args.get("x", "step")
+    if x not in X_AXES:
+        abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
+    rank = request.args.get("rank", "0")
+    context = {"project": project, "runs": [{"id": r["run_id"], "name": r["name"],
+                                             "label": _label(r), "status": r["status"]}
+                                            for r in found],
+               "missing": missing, "groups": group_names(names), "ranks": ranks,
+               "rank": rank, "x": x, "newest": newest, "live": any(r["status"] == "running" for r in found)}
+    if wants_json():
+        return {k: v for k, v in context.items()}
+    return render_template("charts.html", **context)
+
+
+def _number(name: str) -> float | None:
+    text = request.args.get(name)
+    if text in (None, ""):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        abort(400, description=f"{name}={text!r} is not a number.")
+    if not math.isfinite(value):
+        abort(400, description=f"{name}={text!r} is not a finite number.")
+    return value
+
+
+@charts.get("/api/p/<path:project>/.chart")
+def data(project: str):
+    """One scalar of several runs: {'name', 'x', 'series': [{run, rank, label, x, y, ...}]}."""
+    project = known_project(project)
+    name = request.args.get("name", "")
+    if not name or len(name) > 1000:
+        abort(400, description="name: give the scalar's name, such as train/loss.")
+    ids = chosen_runs(project)
+    x = request.args.get("x", "step")
+    if x not in X_AXES:
+        abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
+    rank_arg = request.args.get("rank", "0")
+    lo, hi = _number("lo"), _number("hi")
+    try:
+        buckets = int(request.args.get("buckets", str(DEFAULT_BUCKETS)))
+    except ValueError:
+        abort(400, description="buckets must be a whole number.")
+    buckets = max(10, min(buckets, MAX_BUCKETS))
+    rows = _run_rows(project, ids)
+    cache = series_cache()
+    out = []
+    for run_id in ids:
+        row = rows.get(run_id)
+        if row is None:
+            continue
+        folder = layout.run_dir(root_dir(), project, run_id)
+        if rank_arg == "all":
+            ranks = sorted({r for r, _, _ in layout.list_logs(folder)}) or [0]
+        else:
+            try:
+                ranks = [int(rank_arg)]
+            except ValueError:
+                abort(400, description=f"rank {rank_arg!r}: give a number or 'all'.")
+        live = row["status"] == "running"
+        for rank in ranks:
+            payload = series_payload(cache, folder, rank, name, x=x, lo=lo, hi=hi,
+                                     buckets=buckets, live=live)
+            if payload is None or not payload.get("total"):
+                continue
+            label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
+            out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
+                        "live": live, **payload})
+    return {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi, "series": out}

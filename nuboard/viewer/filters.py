@@ -1,0 +1,48 @@
+"""Jinja filters: times, durations, sizes and table cells as the pages show them."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from typing import Any
+
+from flask import Flask
+
+from ..records import format_duration, format_local_time
+
+
+def cell(value: Any) -> str:
+    """A config value or scalar summary as a short cell: 4 significant digits for floats."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        return f"{value:.4g}"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def filesize(size: Any) -> str:
+    if size is None:
+        return ""
+    size = float(size)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if size < 1000 or unit == "TB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return ""
+
+
+def epoch(seconds: Any) -> str:
+    if seconds is None:
+        return ""
+    return dt.datetime.fromtimestamp(float(seconds)).strftime("%Y-%m-%d %H:%M")
+
+
+def install_filters(app: Flask) -> None:
+    app.jinja_env.filters.update(localtime=format_local_time, duration=format_duration,
+                                 cell=cell, filesize=filesize, epoch=epoch)

@@ -1,0 +1,93 @@
+"""What the run details page shows, read from the run's folder (the files are the truth)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .. import layout
+from ..catalog.sync import flatten_config
+from ..records import format_duration, parse_time, run_duration
+from ..jsonfile import read_json
+from ..status import HeartbeatWatch, heartbeat_mtime, run_status
+from .runs_table import config_value
+
+TEXT_LIMIT = 256 * 1024
+
+
+class RunMissing(LookupError):
+    """The run's folder or its run.json is not there."""
+
+
+def read_text(path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, bool]:
+    """A text file's first `limit` bytes (None when absent) and whether it was cut."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(limit + 1)
+    except OSError:
+        return None, False
+    return data[:limit].decode("utf-8", errors="replace"), len(data) > limit
+
+
+def artifact_state(root: Path, ref: dict) -> str:
+    """'linked', 'unlinked' or 'missing' for a {project, name, version} of run.json."""
+    try:
+        base = layout.project_dir(root, ref["project"]) / "artifacts"
+        folder = f"{ref['name']}/v{int(ref['version'])}"
+    except (KeyError, TypeError, ValueError):
+        return "missing"
+    if (base / folder).is_dir():
+        return "linked"
+    if (base / ".unlinked" / folder).is_dir():
+        return "unlinked"
+    return "missing"
+
+
+def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | None = None
+                 ) -> dict:
+    """Everything the Overview tab shows, as plain data (also the page's JSON twin)."""
+    folder = layout.run_dir(root, project, run_id)
+    try:
+        doc = read_json(folder / layout.RUN_JSON)
+    except (OSError, ValueError) as exc:
+        raise RunMissing(f"Run {run_id!r} not found in project {project!r} "
+                         f"({getattr(exc, 'strerror', None) or exc}).") from None
+    if not isinstance(doc, dict):
+        raise RunMissing(f"Run {run_id!r} has a run.json that is not an object.")
+    now = time.time()
+    status = run_status(folder, doc, now=now, watch=watch)
+    env = doc.get("env") if isinstance(doc.get("env"), dict) else {}
+    row = {"created": doc.get("start_time"), "ended": doc.get("end_time"),
+           "heartbeat_mtime": heartbeat_mtime(folder)}
+    duration = run_duration(row, status, now)
+    config = [{"key": c["key"], "value": config_value(c["type"], c["value_num"],
+                                                      c["value_text"]), "type": c["type"]}
+              for c in flatten_config(doc.get("config") or {})]
+    files = folder / layout.FILES
+    command, _ = read_text(files / "command.txt")
+    packages, _ = read_text(files / "requirements.txt")
+    patch, patch_cut = read_text(files / "git.patch")
+    ranks = sorted({rank for rank, _, _ in layout.list_logs(folder)})
+    sessions = [s for s in doc.get("sessions") or [] if isinstance(s, dict)]
+    links = {}
+    for kind in ("inputs", "outputs"):
+        links[kind] = [dict(ref, state=artifact_state(root, ref))
+                       for ref in doc.get(kind) or [] if isinstance(ref, dict)]
+    return {
+        "project": project, "id": run_id, "name": doc.get("name"), "status": status,
+        "tags": [t for t in doc.get("tags") or [] if isinstance(t, str)],
+        "notes": doc.get("notes"), "group": doc.get("group"), "host": doc.get("host"),
+        "python": doc.get("python"), "platform": doc.get("platform"),
+        "start": doc.get("start_time"), "end": doc.get("end_time"),
+        "duration_s": duration, "duration": format_duration(duration),
+        "config": config, "git": env.get("git") if isinstance(env.get("git"), dict) else None,
+        "patch": patch, "patch_cut": patch_cut, "command": command,
+        "packages": [p for p in (packages or "").splitlines() if p.strip()],
+        "gpus": [g for g in env.get("gpus") or [] if isinstance(g, dict)],
+        "world_size": doc.get("world_size"), "ranks": ranks, "sessions": sessions,
+        "prefixes": doc.get("prefixes") or {},
+        "parent": doc.get("parent") if isinstance(doc.get("parent"), dict) else None,
+        "inputs": links["inputs"], "outputs": links["outputs"],
+        "dropped_points": doc.get("dropped_points"),
+        "started_ts": (parse_time(doc.get("start_time")).timestamp()
+                       if parse_time(doc.get("start_time")) else None),
+    }

@@ -1,0 +1,114 @@
+"""Run details: Overview (with editable notes), Console (live tail) and the tabs' JSON twins."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, render_template, request
+
+from .. import layout
+from ..edits import EditConflictError, edit_notes
+from ..errors import NuBoardError
+from ..names import check_folder_name
+from ..status import HeartbeatWatch
+from .app import catalogs, is_fragment, root_dir, wants_json
+from .console_text import read_console
+from .run_details import RunMissing, run_overview
+from .runs_page import known_project
+
+run_page = Blueprint("run", __name__)
+TABS = ("overview", "console", "files")
+
+
+def known_run(project: str, run_id: str) -> tuple[str, str]:
+    project = known_project(project)
+    try:
+        check_folder_name(run_id, "run id")
+    except NuBoardError as exc:
+        abort(400, description=str(exc))
+    if not (layout.run_dir(root_dir(), project, run_id) / layout.RUN_JSON).is_file():
+        abort(404, description=f"Run {run_id!r} not found in project {project!r}.")
+    return project, run_id
+
+
+def _watch() -> HeartbeatWatch:
+    return current_app.extensions.setdefault("nuboard_watch", HeartbeatWatch())
+
+
+def overview(project: str, run_id: str) -> dict:
+    try:
+        return run_overview(root_dir(), project, run_id, watch=_watch())
+    except RunMissing as exc:
+        abort(404, description=str(exc))
+
+
+def console_view(project: str, run_id: str):
+    return read_console(layout.run_dir(root_dir(), project, run_id) / layout.FILES / "output.log")
+
+
+@run_page.get("/p/<path:project>/.run/<run_id>")
+def details(project: str, run_id: str):
+    project, run_id = known_run(project, run_id)
+    run = overview(project, run_id)
+    if wants_json():
+        return run
+    tab = request.args.get("tab", "overview")
+    if tab not in TABS:
+        abort(404, description=f"No tab {tab!r}: use one of {', '.join(TABS)}.")
+    context = {"project": project, "run": run, "tab": tab}
+    if tab == "console":
+        context["console"] = console_view(project, run_id)
+    if tab == "files":
+        from .files import listing
+        context["listing"] = listing(project, run_id, "")
+    return render_template("run.html", **context)
+
+
+@run_page.get("/api/p/<path:project>/.run/<run_id>")
+def details_json(project: str, run_id: str):
+    project, run_id = known_run(project, run_id)
+    return overview(project, run_id)
+
+
+@run_page.get("/p/<path:project>/.run/<run_id>/console")
+def console(project: str, run_id: str):
+    """The console from its end; with ?size=N, 204 (nothing to swap) while the file is that size."""
+    project, run_id = known_run(project, run_id)
+    view = console_view(project, run_id)
+    running = overview(project, run_id)["status"] == "running"
+    if wants_json():
+        return {"size": view.size, "truncated": view.truncated, "lines": view.lines,
+                "running": running}
+    if request.args.get("size") == str(view.size) and running and is_fragment():
+        return "", 204
+    return render_template("_console.html", project=project, run={"id": run_id,
+                           "status": "running" if running else "done"}, console=view)
+
+
+@run_page.get("/api/p/<path:project>/.run/<run_id>/console")
+def console_json(project: str, run_id: str):
+    project, run_id = known_run(project, run_id)
+    view = console_view(project, run_id)
+    return {"size": view.size, "truncated": view.truncated, "lines": view.lines}
+
+
+@run_page.post("/p/<path:project>/.run/<run_id>/notes")
+def notes(project: str, run_id: str):
+    """Replace the notes, if they are still what the form was opened with (else 409)."""
+    project, run_id = known_run(project, run_id)
+    if current_app.config["NUBOARD_READ_ONLY"]:
+        abort(403, description="This viewer was started with --read-only: notes cannot be edited.")
+    form = request.form
+    text = form.get("notes", "").replace("\r\n", "\n")
+    base = form.get("base") if form.get("base_set") == "1" else None
+    status = 200
+    error = None
+    try:
+        edit_notes(layout.run_dir(root_dir(), project, run_id), text, base=base)
+        catalogs().sync_now(project)
+    except EditConflictError as exc:
+        error, status = str(exc), 409
+    except NuBoardError as exc:
+        error, status = str(exc), 400
+    run = overview(project, run_id)
+    if wants_json():
+        return ({"notes": run["notes"], "error": error}, status)
+    return render_template("_notes.html", project=project, run=run, error=error,
+                           draft=text if error else None), status

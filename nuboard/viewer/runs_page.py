@@ -1,0 +1,177 @@
+"""The Runs page: the project picker, the query box, the table, saved views (and JSON twins)."""
+from __future__ import annotations
+
+import time
+from urllib.parse import urlencode
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+
+from ..catalog.query import QuerySyntaxError
+from ..errors import NuBoardError
+from ..names import check_project
+from . import runs_table, views
+from .app import catalogs, is_fragment, root_dir, wants_json
+
+runs_page = Blueprint("runs", __name__)
+
+
+def known_project(project: str) -> str:
+    """The project named in the URL, or 404 (400 for a name that cannot be a project)."""
+    try:
+        check_project(project)
+    except NuBoardError as exc:
+        abort(400, description=str(exc))
+    if project not in catalogs().projects():
+        catalogs().forget_projects()
+        if project not in catalogs().projects():
+            abort(404, description=f"There is no project {project!r} under "
+                                   f"{str(root_dir())!r}.")
+    return project
+
+
+@runs_page.get("/")
+def index():
+    names = catalogs().projects()
+    if wants_json():
+        return {"root": str(root_dir()), "projects": names}
+    if len(names) == 1:
+        return redirect(url_for("runs.runs", project=names[0]))
+    return render_template("index.html", names=names)
+
+
+@runs_page.get("/api/projects")
+def projects_json():
+    return {"root": str(root_dir()), "projects": catalogs().projects()}
+
+
+def table_args(view: dict | None = None) -> dict:
+    """The table's state from the URL, a saved view filling what the URL leaves out."""
+    view = view or {}
+    args = request.args
+    cols = args.get("cols")
+    columns = [c for c in cols.split(",") if c] if cols else list(
+        view.get("columns") or runs_table.DEFAULT_COLUMNS)
+    sort = args.get("sort") or view.get("sort") or "start"
+    desc_arg = args.get("desc")
+    desc = (desc_arg != "0") if desc_arg is not None else bool(view.get("desc", True))
+    try:
+        page = max(1, int(args.get("page", "1")))
+        per_page = int(args.get("per_page", str(runs_table.PER_PAGE)))
+    except ValueError:
+        abort(400, description="page and per_page must be whole numbers.")
+    query = args.get("q")
+    if query is None:
+        query = view.get("query") or ""
+    return {"query": query, "columns": columns, "sort": sort, "desc": desc, "page": page,
+            "per_page": per_page}
+
+
+def _table(project: str, state: dict) -> tuple[dict | None, str | None]:
+    catalog = catalogs().get(project)
+    try:
+        return runs_table.table_page(catalog, now=time.time(), **state), None
+    except QuerySyntaxError as exc:
+        return None, str(exc)
+    except runs_table.TableError as exc:
+        return None, str(exc)
+
+
+def state_url(project: str, state: dict, **change) -> str:
+    """The Runs page URL of a table state with some parts changed."""
+    merged = dict(state, **change)
+    params = {"q": merged["query"], "cols": ",".join(merged["columns"]), "sort": merged["sort"],
+              "desc": "1" if merged["desc"] else "0", "page": str(merged["page"])}
+    if merged.get("per_page", runs_table.PER_PAGE) != runs_table.PER_PAGE:
+        params["per_page"] = str(merged["per_page"])
+    return url_for("runs.runs", project=project) + "?" + urlencode(params)
+
+
+@runs_page.get("/p/<path:project>")
+def runs(project: str):
+    project = known_project(project)
+    view = None
+    if request.args.get("view"):
+        view = views.find_view(root_dir(), project, request.args["view"])
+        if view is None:
+            abort(404, description=f"No saved view {request.args['view']!r} in project "
+                                   f"{project!r}.")
+    state = table_args(view)
+    table, error = _table(project, state)
+    if wants_json():
+        if error is not None:
+            return {"error": error, "query": state["query"], "status": 400}, 400
+        return {"project": project, "query": state["query"], **table}
+    context = {"project": project, "state": state, "table": table, "error": error,
+               "view": view, "state_url": state_url,
+               "selected": view.get("runs", []) if view else []}
+    if is_fragment() and request.headers.get("HX-Target") == "runs-results":
+        return render_template("_runs_results.html", **context)
+    context["saved_views"] = views.read_views(root_dir(), project)
+    context["available"] = _available(project)
+    context["base_columns"] = runs_table.BASE_COLUMNS
+    return render_template("runs.html", **context)
+
+
+@runs_page.get("/api/p/<path:project>/runs")
+def runs_json(project: str):
+    project = known_project(project)
+    state = table_args()
+    table, error = _table(project, state)
+    if error is not None:
+        return {"error": error, "query": state["query"], "status": 400}, 400
+    return {"project": project, "query": state["query"], **table}
+
+
+_AVAILABLE: dict[tuple[str, int], dict] = {}
+
+
+def _available(project: str) -> dict:
+    """The column chooser's lists, computed again only when a sync changed the project."""
+    key = (project, catalogs().generation(project))
+    found = _AVAILABLE.get(key)
+    if found is None:
+        found = runs_table.available_columns(catalogs().get(project))
+        _AVAILABLE.clear()
+        _AVAILABLE[key] = found
+    return found
+
+
+@runs_page.get("/p/<path:project>/.views")
+def views_list(project: str):
+    project = known_project(project)
+    return {"project": project, "views": views.read_views(root_dir(), project)}
+
+
+@runs_page.post("/p/<path:project>/.views")
+def views_save(project: str):
+    project = known_project(project)
+    if current_app.config["NUBOARD_READ_ONLY"]:
+        abort(403, description="This viewer was started with --read-only: views cannot be saved.")
+    form = request.form
+    try:
+        columns = runs_table.check_columns([c for c in form.get("cols", "").split(",") if c]
+                                           or list(runs_table.DEFAULT_COLUMNS))
+        view = views.make_view(form.get("name", ""), form.get("q", ""), columns,
+                               form.get("sort") or "start", form.get("desc", "1") != "0",
+                               [r for r in form.get("runs", "").split(",") if r],
+                               form.get("x") or "step")
+        saved = views.save_view(root_dir(), project, view)
+    except (runs_table.TableError, views.ViewError) as exc:
+        abort(400, description=str(exc))
+    views.index_views(catalogs().get(project), saved)
+    target = url_for("runs.runs", project=project) + "?" + urlencode({"view": view["name"]})
+    if is_fragment():
+        return "", 204, {"HX-Redirect": target}
+    return redirect(target, code=303)
+
+
+@runs_page.post("/p/<path:project>/.views/delete")
+def views_delete(project: str):
+    project = known_project(project)
+    if current_app.config["NUBOARD_READ_ONLY"]:
+        abort(403, description="This viewer was started with --read-only: views cannot be deleted.")
+    name = request.form.get("name", "")
+    if not views.delete_view(root_dir(), project, name):
+        abort(404, description=f"No saved view {name!r} in project {project!r}.")
+    views.index_views(catalogs().get(project), views.read_views(root_dir(), project))
+    return redirect(url_for("runs.runs", project=project), code=303)

@@ -1,0 +1,90 @@
+"""The viewer's guards: allowed Host names, CSRF token and Origin on POSTs, response headers.
+
+Rows 17-19 of reliability.md: a page of another site cannot post to the viewer (no token, a
+foreign Origin), a DNS-rebound name (`Host: evil.example`) gets 403 on every request, and
+every response carries a strict Content-Security-Policy and `nosniff`.
+"""
+from __future__ import annotations
+
+import hmac
+import secrets
+from urllib.parse import urlsplit
+
+from flask import Flask, abort, request
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+TOKEN_FIELD = "csrf_token"
+TOKEN_HEADER = "X-CSRF-Token"
+PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+            "form-action 'self'; frame-ancestors 'none'")
+DOWNLOAD_CSP = "default-src 'none'; sandbox"
+
+
+def host_name(host: str) -> str:
+    """The name part of a Host header ('127.0.0.1:8765' -> '127.0.0.1', '[::1]:80' -> '[::1]')."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        return host[:end + 1] if end > 0 else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def allowed_hosts(bind_host: str) -> frozenset[str]:
+    """Host names a request may carry: loopback names, plus the bound address when it is not."""
+    names = set(LOOPBACK_NAMES)
+    if bind_host not in ("0.0.0.0", "::", ""):
+        names.add(host_name(bind_host if ":" not in bind_host or bind_host.startswith("[")
+                            else f"[{bind_host}]"))
+    return frozenset(names)
+
+
+def install(app: Flask, *, hosts: frozenset[str] | None = None, any_host: bool = False) -> None:
+    """Check every request's Host (403) and every POST's Origin and token (403); set headers."""
+    app.config["NUBOARD_CSRF"] = secrets.token_urlsafe(32)
+    allowed = hosts if hosts is not None else frozenset(LOOPBACK_NAMES)
+
+    @app.before_request
+    def _guard() -> None:
+        if not any_host and host_name(request.host) not in allowed:
+            abort(403, description=f"Host {request.host!r} is not this viewer's address; "
+                                   "open it through 127.0.0.1 or localhost.")
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            check_origin()
+            check_token(app.config["NUBOARD_CSRF"])
+
+    @app.after_request
+    def _headers(response):
+        headers = response.headers
+        headers.setdefault("Content-Security-Policy", PAGE_CSP)
+        headers["X-Content-Type-Options"] = "nosniff"
+        headers["X-Frame-Options"] = "DENY"
+        headers["Referrer-Policy"] = "same-origin"
+        headers["Cross-Origin-Resource-Policy"] = "same-origin"
+        headers.add("Vary", "HX-Request")
+        return response
+
+
+def check_origin() -> None:
+    """A POST must come from a page of this viewer: Origin (else Referer) names this host."""
+    origin = request.headers.get("Origin")
+    if origin is None or origin == "null":
+        origin = request.headers.get("Referer") if origin is None else origin
+    if not origin or origin == "null":
+        abort(403, description="This form was not sent from a page of this viewer "
+                               "(no Origin header); reload the page and try again.")
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or parts.netloc.lower() != request.host.lower():
+        abort(403, description=f"Refused a form sent from {origin!r}: only pages of this "
+                               "viewer may change anything.")
+
+
+def check_token(expected: str) -> None:
+    """The CSRF token, from the form field or the X-CSRF-Token header (htmx sends it)."""
+    given = request.headers.get(TOKEN_HEADER)
+    if given is None and request.mimetype in ("application/x-www-form-urlencoded",
+                                              "multipart/form-data"):
+        given = request.form.get(TOKEN_FIELD)
+    if not given or not hmac.compare_digest(given.encode(), expected.encode()):
+        abort(403, description="The form's security token is missing or stale; reload the "
+                               "page and try again.")

@@ -1,0 +1,97 @@
+"""The viewer served for real (waitress on a free loopback port, in a thread) and a raw client.
+
+http.client sends each path exactly as written, so encoded traversal attempts reach the
+server as a browser or an attacker would send them.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import threading
+from pathlib import Path
+from typing import NamedTuple
+from urllib.parse import urlencode
+
+
+class Reply(NamedTuple):
+    status: int
+    headers: dict
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+    def json(self):
+        return json.loads(self.body)
+
+
+class Viewer:
+    """`with Viewer(root) as v: v.get('/p/llm')`; keyword arguments go to create_app."""
+
+    def __init__(self, root: Path, **options):
+        from nuboard.viewer.app import create_app
+        from nuboard.viewer.server import bound_port, make_server
+        self.app = create_app(root, **options)
+        self.server = make_server(self.app, "127.0.0.1", 0)
+        self.port = bound_port(self.server)
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        """waitress's loop, a few polls at a time, closed by its own thread when told."""
+        server = self.server
+        while not self._stop.is_set():
+            server.asyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
+        server.task_dispatcher.shutdown()
+        server.close()
+
+    @property
+    def token(self) -> str:
+        return self.app.config["NUBOARD_CSRF"]
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict | None = None) -> Reply:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        try:
+            conn.request(method, path, body=body, headers=headers or {})
+            resp = conn.getresponse()
+            return Reply(resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read())
+        finally:
+            conn.close()
+
+    def get(self, path: str, headers: dict | None = None) -> Reply:
+        return self.request("GET", path, headers=headers)
+
+    def post(self, path: str, fields: dict, *, token: bool = True, origin: str | None = "own",
+             headers: dict | None = None) -> Reply:
+        """A form post as a page of the viewer sends it (token and Origin unless told not)."""
+        data = dict(fields)
+        if token:
+            data["csrf_token"] = self.token
+        sent = {"Content-Type": "application/x-www-form-urlencoded"}
+        if origin == "own":
+            sent["Origin"] = self.origin
+        elif origin is not None:
+            sent["Origin"] = origin
+        sent.update(headers or {})
+        return self.request("POST", path, urlencode(data).encode(), sent)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.thread.join(timeout=30)
+        self.app.extensions["nuboard_catalogs"].close()
+
+    def __enter__(self) -> "Viewer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def visible_text(html: str) -> str:
+    """The page's text without tags (escaped entities left as they are)."""
+    return re.sub(r"<[^>]+>", " ", html)
