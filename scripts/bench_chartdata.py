@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Speed of the Charts page's data (nuboard.viewer.chartdata) and of the Console tab's rendering.
+"""Speed of the Charts page's data (nuboard.web.chartdata) and of the Console tab's rendering.
 
     python3 scripts/bench_chartdata.py                  # writes its runs to a temp folder
     python3 scripts/bench_chartdata.py --root /tmp/cdb  # keeps them there for the next time
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import nuboard as nb  # noqa: E402
 from nuboard import layout  # noqa: E402
-from nuboard.viewer.chartdata import SeriesCache, series_payload  # noqa: E402
-from nuboard.viewer.console_text import read_console, render_console  # noqa: E402
+from nuboard.web.chartdata import SeriesCache, series_payload  # noqa: E402
+from nuboard.web.console_text import read_console, render_console  # noqa: E402
 
 QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 

@@ -12,8 +12,8 @@ import pytest
 
 import nuboard as nb
 from nuboard import layout
-from nuboard.viewer import downsampling
-from nuboard.viewer.chartdata import (SeriesCache, downsample, list_ranks, prepare_axis,
+from nuboard.web import downsampling
+from nuboard.web.chartdata import (SeriesCache, downsample, list_ranks, prepare_axis,
                                       reduce_axis, series_payload)
 
 QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 import nuboard as nb
-from nuboard.viewer.console_text import ConsoleView, read_console, render_console
+from nuboard.web.console_text import ConsoleView, read_console, render_console
 
 
 def tqdm_bar(n: int, total: int = 100) -> str:

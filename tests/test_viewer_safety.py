@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import nuboard as nb
-from nuboard.viewer.containment import OutsideError, open_inside, resolve_inside
+from nuboard.web.containment import OutsideError, open_inside, resolve_inside
 from tests.viewer_http import Viewer
 
 XSS = "<script>alert(1)</script>"

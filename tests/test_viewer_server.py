@@ -96,7 +96,7 @@ def test_a_public_bind_warns_that_there_is_no_login(root, one_run):
 
 
 def test_default_bind_is_loopback_only(root, one_run):
-    from nuboard.viewer.server import DEFAULT_PORT
+    from nuboard.web.server import DEFAULT_PORT
     assert DEFAULT_PORT not in (5000, 6006, 43800, 7860)
     proc, url = start_up(root, "--port", "0")
     try:

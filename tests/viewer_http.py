@@ -31,8 +31,8 @@ class Viewer:
     """`with Viewer(root) as v: v.get('/p/llm')`; keyword arguments go to create_app."""
 
     def __init__(self, root: Path, **options):
-        from nuboard.viewer.app import create_app
-        from nuboard.viewer.server import bound_port, make_server
+        from nuboard.web.app import create_app
+        from nuboard.web.server import bound_port, make_server
         self.app = create_app(root, **options)
         self.server = make_server(self.app, "127.0.0.1", 0)
         self.port = bound_port(self.server)

@@ -30,8 +30,8 @@ def up(directory: str | None, host: str, port: int | None, edit_artifacts: bool,
       nuboard demo && nuboard up
       nuboard up /data/experiments --port 7000
     """
-    from ..viewer.app import create_app
-    from ..viewer.server import DEFAULT_PORT, serve
+    from ..web.app import create_app
+    from ..web.server import DEFAULT_PORT, serve
     root = resolve_root(directory)
     check_root(root)
     app = create_app(root, host=host, edit_artifacts=edit_artifacts, read_only=read_only)

@@ -22,12 +22,12 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
 
     Args:
         host: the address the server binds; requests must name it or a loopback name.
-        edit_artifacts: show and accept the artifact forms (the second viewer issue).
+        edit_artifacts: show and accept the artifact forms (the second part of the viewer).
         read_only: refuse every edit (notes, saved views).
         sync_every: seconds between background syncs of a project's catalog.
     """
     root = layout.resolve_root(root)
-    app = Flask("nuboard.viewer", template_folder=str(layout.resource_dir("templates")),
+    app = Flask("nuboard.web", template_folder=str(layout.resource_dir("templates")),
                 static_folder=str(layout.resource_dir("static")), static_url_path="/static")
     app.config.update(NUBOARD_ROOT=root, NUBOARD_EDIT_ARTIFACTS=edit_artifacts,
                       NUBOARD_READ_ONLY=read_only, MAX_CONTENT_LENGTH=2 * 1024 * 1024,
