@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -54,6 +55,20 @@ def test_wheel_installs_into_a_fresh_venv_and_works(tmp_path):
     version = subprocess.run([str(venv / "bin" / "nuboard"), "--version"], capture_output=True,
                              text=True, env=env, cwd=tmp_path, timeout=60)
     assert version.returncode == 0 and "nuboard, version" in version.stdout
+    up = subprocess.Popen([str(venv / "bin" / "nuboard"), "up", str(tmp_path / "exp"), "--port", "0"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                          cwd=tmp_path)
+    try:
+        url = up.stdout.readline().split(" at ")[1].split()[0]
+        import urllib.request
+        for path, needle in (("p/wheel", b"run"), ("static/nuboard.js", b"uPlot"),
+                             ("static/htmx-2.0.11.min.js", b"htmx")):
+            with urllib.request.urlopen(url + path, timeout=30) as reply:
+                assert reply.status == 200 and needle in reply.read(), path
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.communicate(timeout=30)
+    assert up.returncode == 0
 
 
 def test_house_checks_hold():
@@ -69,7 +84,7 @@ def test_house_checks_hold():
 
 
 def test_example_script_logs_a_run_and_says_where(tmp_path):
-    """README's first command runs the example, which prints where the run is."""
+    """The example training script logs a run and prints where it is."""
     env = dict(os.environ, NUBOARD_DIR=str(tmp_path / "exp"))
     out = subprocess.run([sys.executable, str(REPO / "scripts" / "example_train.py"), "--steps", "300"],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
