@@ -82,12 +82,21 @@ def test_columns_and_pages(root, sweep):
         first = {r["name"]: r["values"] for r in data["runs"]}
         assert first["lr0.001"]["config:lr"] == pytest.approx(1e-3)
         assert first["lr0.001"]["scalar:train/loss"] == pytest.approx(0.1)
+        summary = v.get("/api/p/llm/runs?cols=name,min:train/loss,max:train/loss"
+                        "&sort=max:train/loss&desc=1").json()
+        assert summary["runs"][0]["name"] == "crasher"
+        assert summary["runs"][0]["values"]["max:train/loss"] == 5.0
+        assert first["lr0.001"]["scalar:train/loss"] == pytest.approx(0.1)
+        lowest = {r["name"]: r["values"]["min:train/loss"] for r in summary["runs"]}
+        assert lowest["lr0.001"] == pytest.approx(0.1)
+        assert "train/loss (max)" in v.get("/p/llm?cols=name,max:train/loss").text
         pages = v.get("/api/p/llm/runs?per_page=3&page=2&sort=name&desc=0").json()
         assert pages["total"] == 7 and pages["pages"] == 3 and len(pages["runs"]) == 3
         assert v.get("/p/llm?cols=bogus").status == 200
         assert "unknown column" in v.get("/p/llm?cols=bogus").text
         chooser = v.get("/p/llm").text
         assert 'value="config:model.width"' in chooser and 'value="scalar:train/loss"' in chooser
+        assert 'value="min:train/loss"' in chooser
 
 
 def test_unknown_project_and_run_are_404(root, sweep):
@@ -254,6 +263,17 @@ def test_charts_page_groups_and_data(root):
         assert v.get(f"/api/p/llm/.chart?name=train/loss&runs={ids[0]}&lo=nan").status == 400
         newest = v.get("/p/llm/.charts").text
         assert "showing the 2 newest" in newest
+
+
+def test_a_changed_system_prefix_still_makes_the_system_section(root):
+    with nb.init("llm", dir=root, run_name="own", system_prefix="sys", system_interval=0.05,
+                 capture_console=False, capture_env=False) as run:
+        run.add_scalar("system/temperature", 20.0, step=0)       # the user's own 'system'
+        time.sleep(0.3)
+    with Viewer(root) as v:
+        page = v.get(f"/p/llm/.charts?runs={run.id}").text
+        assert '<section class="chart-group system">\n    <h2>sys</h2>' in page
+        assert page.index('data-name="system/temperature"') < page.index('data-name="sys/cpu/percent"')
 
 
 def test_rank_picker_serves_each_rank(root, monkeypatch):

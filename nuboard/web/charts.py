@@ -13,6 +13,7 @@ from sqlalchemy import select
 from .. import layout
 from ..catalog.tables import runs as runs_t
 from ..catalog.tables import scalars as scalars_t
+from ..jsonfile import read_json
 from .app import catalogs, root_dir, series_cache, wants_json
 from .chartdata import series_payload
 from .runs_page import known_project
@@ -83,6 +84,20 @@ def group_names(names: list[str], system_prefix: str = "system") -> list[tuple[s
     return [(g, groups[g]) for g in order]
 
 
+def system_prefix(project: str, ids: list[str]) -> str:
+    """The system prefix the runs recorded in run.json (the most common; 'system' if none)."""
+    counts: dict[str, int] = {}
+    for run_id in ids:
+        try:
+            doc = read_json(layout.run_dir(root_dir(), project, run_id) / layout.RUN_JSON)
+            prefix = doc["prefixes"]["system"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(prefix, str):
+            counts[prefix] = counts.get(prefix, 0) + 1
+    return max(counts, key=lambda p: (counts[p], p == "system")) if counts else "system"
+
+
 def _label(row: dict) -> str:
     return f"{row['name']} ({row['run_id'][-8:]})"
 
@@ -98,6 +113,7 @@ def page(project: str):
     missing = [r for r in ids if r not in rows]
     found = [rows[r] for r in ids if r in rows]
     names, ranks = _scalar_names(project, [r["id"] for r in found])
+    system = system_prefix(project, [r["run_id"] for r in found])
     x = request.args.get("x", "step")
     if x not in X_AXES:
         abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
@@ -105,7 +121,8 @@ def page(project: str):
     context = {"project": project, "runs": [{"id": r["run_id"], "name": r["name"],
                                              "label": _label(r), "status": r["status"]}
                                             for r in found],
-               "missing": missing, "groups": group_names(names), "ranks": ranks,
+               "missing": missing, "groups": group_names(names, system), "system": system,
+               "ranks": ranks,
                "rank": rank, "x": x, "newest": newest, "live": any(r["status"] == "running" for r in found)}
     if wants_json():
         return {k: v for k, v in context.items()}

@@ -43,6 +43,15 @@ def epoch(seconds: Any) -> str:
     return dt.datetime.fromtimestamp(float(seconds)).strftime("%Y-%m-%d %H:%M")
 
 
+def column_title(column: str) -> str:
+    """A Runs table column's header: 'lr' for config:lr, 'train/loss (min)' for min:train/loss."""
+    kind, sep, key = column.partition(":")
+    if not sep:
+        return column
+    return f"{key} ({kind})" if kind in ("min", "max") else key
+
+
 def install_filters(app: Flask) -> None:
+    app.jinja_env.globals["column_title"] = column_title
     app.jinja_env.filters.update(localtime=format_local_time, duration=format_duration,
                                  cell=cell, filesize=filesize, epoch=epoch)

@@ -12,6 +12,7 @@ from ..status import HeartbeatWatch, heartbeat_mtime, run_status
 from .runs_table import config_value
 
 TEXT_LIMIT = 256 * 1024
+CONFIG_ROWS = 5000           # a config of a million keys still opens at once
 
 
 class RunMissing(LookupError):
@@ -59,9 +60,10 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
     row = {"created": doc.get("start_time"), "ended": doc.get("end_time"),
            "heartbeat_mtime": heartbeat_mtime(folder)}
     duration = run_duration(row, status, now)
+    flat = flatten_config(doc.get("config") or {})
     config = [{"key": c["key"], "value": config_value(c["type"], c["value_num"],
                                                       c["value_text"]), "type": c["type"]}
-              for c in flatten_config(doc.get("config") or {})]
+              for c in flat[:CONFIG_ROWS]]
     files = folder / layout.FILES
     command, _ = read_text(files / "command.txt")
     packages, _ = read_text(files / "requirements.txt")
@@ -79,7 +81,7 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
         "python": doc.get("python"), "platform": doc.get("platform"),
         "start": doc.get("start_time"), "end": doc.get("end_time"),
         "duration_s": duration, "duration": format_duration(duration),
-        "config": config, "git": env.get("git") if isinstance(env.get("git"), dict) else None,
+        "config": config, "config_more": max(0, len(flat) - CONFIG_ROWS), "git": env.get("git") if isinstance(env.get("git"), dict) else None,
         "patch": patch, "patch_cut": patch_cut, "command": command,
         "packages": [p for p in (packages or "").splitlines() if p.strip()],
         "gpus": [g for g in env.get("gpus") or [] if isinstance(g, dict)],

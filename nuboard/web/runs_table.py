@@ -1,7 +1,8 @@
 """The Runs table as data: which runs match, in what order, one page of them, with columns.
 
 Columns are named `name`, `status`, `start`, `duration`, `tags`, `group`, `host`, `id`,
-`config:<key>` (a flattened config value) and `scalar:<name>` (rank 0's last value).
+`config:<key>` (a flattened config value) and `scalar:<name>`, `min:<name>`, `max:<name>`
+(rank 0's last, smallest and largest value of a scalar).
 Sorting and paging run in SQLite, so a page of a 10,000-run project reads 10,000 index
 entries at most and 100 rows.
 """
@@ -26,6 +27,7 @@ SORTABLE = {"name": runs.c.name, "status": runs.c.status, "id": runs.c.run_id,
 PER_PAGE = 100
 MAX_PER_PAGE = 500
 MAX_COLUMNS = 40
+SUMMARIES = {"scalar": scalars.c.last, "min": scalars.c.min, "max": scalars.c.max}
 
 
 class TableError(ValueError):
@@ -33,18 +35,18 @@ class TableError(ValueError):
 
 
 def check_columns(columns: list[str]) -> list[str]:
-    """Columns as asked, checked: known base names or config:/scalar: with a key."""
+    """Columns as asked, checked: known base names, or config:, scalar:, min:, max: and a key."""
     out = []
     for col in columns[:MAX_COLUMNS]:
         col = col.strip()
         if not col or col in out:
             continue
         kind, sep, key = col.partition(":")
-        if col in BASE_COLUMNS or (sep and kind in ("config", "scalar") and key):
+        if col in BASE_COLUMNS or (sep and (kind == "config" or kind in SUMMARIES) and key):
             out.append(col)
         else:
             raise TableError(f"unknown column {col!r}: use one of {', '.join(BASE_COLUMNS)}, "
-                             "config:<key> or scalar:<name>")
+                             "config:<key>, or scalar:<name> (min:<name>, max:<name>)")
     return out
 
 
@@ -57,8 +59,8 @@ def _sort_expr(key: str):
                 .scalar_subquery(),
                 select(config.c.value_text).where(config.c.run == runs.c.id, config.c.key == name)
                 .scalar_subquery())
-    if kind == "scalar" and name:
-        return (select(scalars.c.last).where(scalars.c.run == runs.c.id, scalars.c.rank == 0,
+    if kind in SUMMARIES and name:
+        return (select(SUMMARIES[kind]).where(scalars.c.run == runs.c.id, scalars.c.rank == 0,
                                              scalars.c.name == name).scalar_subquery(), None)
     if key == "tags":
         return select(func.min(tags.c.tag)).where(tags.c.run == runs.c.id).scalar_subquery(), None
@@ -105,12 +107,16 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
                                                            config.c.key.in_(keys))):
                     values[r.run]["config:" + r.key] = config_value(r.type, r.value_num,
                                                                    r.value_text)
-            names = [c.split(":", 1)[1] for c in columns if c.startswith("scalar:")]
+            wanted = [c.partition(":") for c in columns]
+            names = sorted({key for kind, _, key in wanted if kind in SUMMARIES})
+            kinds = {kind for kind, _, _ in wanted if kind in SUMMARIES}
             if names:
-                for r in conn.execute(select(scalars.c.run, scalars.c.name, scalars.c.last)
+                for r in conn.execute(select(scalars.c.run, scalars.c.name, scalars.c.last,
+                                             scalars.c.min, scalars.c.max)
                                       .where(scalars.c.run.in_(ids), scalars.c.rank == 0,
                                              scalars.c.name.in_(names))):
-                    values[r.run]["scalar:" + r.name] = r.last
+                    for kind in kinds:
+                        values[r.run][f"{kind}:{r.name}"] = r._mapping[SUMMARIES[kind].name]
     records = []
     for row in rows:
         record = run_record(row, by_tags[row["id"]], catalog.project, now)
