@@ -74,6 +74,24 @@ def test_files_inside_are_served_as_downloads(root, run_with_files):
         assert XSS not in preview.text and "&lt;script&gt;alert(1)&lt;/script&gt;" in preview.text
 
 
+def test_console_and_overview_do_not_follow_links_out(root, tmp_path):
+    with nb.init("llm", dir=root, run_name="linked", system_metrics=False, capture_console=False,
+                 capture_env=False) as run:
+        run.add_scalar("train/loss", 1.0, step=0)
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY")
+    files = Path(run.path) / "files"
+    files.mkdir(exist_ok=True)
+    for name in ("output.log", "command.txt", "requirements.txt", "git.patch"):
+        os.symlink(secret, files / name)
+    with Viewer(root) as v:
+        for path in (f"/p/llm/.run/{run.id}", f"/p/llm/.run/{run.id}?tab=console",
+                     f"/api/p/llm/.run/{run.id}", f"/api/p/llm/.run/{run.id}/console",
+                     f"/p/llm/.run/{run.id}/console"):
+            reply = v.get(path)
+            assert reply.status == 200 and b"PRIVATE KEY" not in reply.body, path
+
+
 def test_a_link_swapped_in_after_the_check_is_not_followed(tmp_path):
     base = tmp_path / "run"
     (base / "files").mkdir(parents=True)

@@ -22,6 +22,7 @@ class _Entry:
         self.synced_at = 0.0
         self.generation = 0
         self.running = False
+        self.memo: dict[str, tuple[int, object]] = {}
 
 
 class Catalogs:
@@ -64,9 +65,15 @@ class Catalogs:
         self._sync(entry)
         return entry.catalog
 
-    def generation(self, project: str) -> int:
-        """A number that grows whenever a sync of the project changed something."""
-        return self._entry(project).generation
+    def remember(self, project: str, name: str, compute):
+        """compute(catalog), kept until a sync changes the project."""
+        entry = self._entry(project)
+        found = entry.memo.get(name)
+        if found is not None and found[0] == entry.generation:
+            return found[1]
+        value = compute(self.get(project))
+        entry.memo[name] = (entry.generation, value)
+        return value
 
     def _entry(self, project: str) -> _Entry:
         with self._lock:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 DEFAULT_LIMIT = 2 * 1024 * 1024
 
@@ -53,12 +53,17 @@ def read_console(path: "str | os.PathLike[str]", limit: int = DEFAULT_LIMIT) -> 
     """
     try:
         with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            start = max(0, size - limit)
-            fh.seek(start)
-            data = fh.read(size - start)
+            return read_console_file(fh, limit)
     except FileNotFoundError:
         return ConsoleView([], 0, False, 0, False)
+
+
+def read_console_file(fh: BinaryIO, limit: int = DEFAULT_LIMIT) -> ConsoleView:
+    """read_console of a file already open for reading in binary mode."""
+    size = os.fstat(fh.fileno()).st_size
+    start = max(0, size - limit)
+    fh.seek(start)
+    data = fh.read(size - start)
     truncated = start > 0
     if truncated:
         cut = data.find(b"\n")

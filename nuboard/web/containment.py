@@ -75,3 +75,16 @@ def open_inside(base: Path, real: Path, flags: int = os.O_RDONLY) -> int:
 
 def is_regular(fd: int) -> bool:
     return stat.S_ISREG(os.fstat(fd).st_mode)
+
+
+def open_file_inside(base: Path, sub: str):
+    """A regular file under base opened for reading in binary mode, or None when there is
+    none there or the path leads outside (a link to ~/.ssh, a `..`)."""
+    try:
+        fd = open_inside(base, resolve_inside(base, sub))
+    except (OutsideError, OSError):
+        return None
+    if not is_regular(fd):
+        os.close(fd)
+        return None
+    return os.fdopen(fd, "rb")

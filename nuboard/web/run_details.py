@@ -9,6 +9,7 @@ from ..catalog.sync import flatten_config
 from ..records import format_duration, parse_time, run_duration
 from ..jsonfile import read_json
 from ..status import HeartbeatWatch, heartbeat_mtime, run_status
+from .containment import open_file_inside
 from .runs_table import config_value
 
 TEXT_LIMIT = 256 * 1024
@@ -19,10 +20,14 @@ class RunMissing(LookupError):
     """The run's folder or its run.json is not there."""
 
 
-def read_text(path: Path, limit: int = TEXT_LIMIT) -> tuple[str | None, bool]:
-    """A text file's first `limit` bytes (None when absent) and whether it was cut."""
+def read_text(folder: Path, sub: str, limit: int = TEXT_LIMIT) -> tuple[str | None, bool]:
+    """The first `limit` bytes of a text file inside the run folder (None when absent or when
+    the path leads outside it) and whether it was cut."""
+    fh = open_file_inside(folder, sub)
+    if fh is None:
+        return None, False
     try:
-        with open(path, "rb") as fh:
+        with fh:
             data = fh.read(limit + 1)
     except OSError:
         return None, False
@@ -64,10 +69,9 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
     config = [{"key": c["key"], "value": config_value(c["type"], c["value_num"],
                                                       c["value_text"]), "type": c["type"]}
               for c in flat[:CONFIG_ROWS]]
-    files = folder / layout.FILES
-    command, _ = read_text(files / "command.txt")
-    packages, _ = read_text(files / "requirements.txt")
-    patch, patch_cut = read_text(files / "git.patch")
+    command, _ = read_text(folder, f"{layout.FILES}/command.txt")
+    packages, _ = read_text(folder, f"{layout.FILES}/requirements.txt")
+    patch, patch_cut = read_text(folder, f"{layout.FILES}/git.patch")
     ranks = sorted({rank for rank, _, _ in layout.list_logs(folder)})
     sessions = [s for s in doc.get("sessions") or [] if isinstance(s, dict)]
     links = {}

@@ -9,7 +9,8 @@ from ..errors import NuBoardError
 from ..names import check_folder_name
 from ..status import HeartbeatWatch
 from .app import catalogs, is_fragment, root_dir, wants_json
-from .console_text import read_console
+from .console_text import ConsoleView, read_console_file
+from .containment import open_file_inside
 from .run_details import RunMissing, run_overview
 from .runs_page import known_project
 
@@ -39,8 +40,13 @@ def overview(project: str, run_id: str) -> dict:
         abort(404, description=str(exc))
 
 
-def console_view(project: str, run_id: str):
-    return read_console(layout.run_dir(root_dir(), project, run_id) / layout.FILES / "output.log")
+def console_view(project: str, run_id: str) -> ConsoleView:
+    """The run's files/output.log as a terminal shows it; nothing when it leads outside."""
+    fh = open_file_inside(layout.run_dir(root_dir(), project, run_id), f"{layout.FILES}/output.log")
+    if fh is None:
+        return ConsoleView([], 0, False, 0, False)
+    with fh:
+        return read_console_file(fh)
 
 
 @run_page.get("/p/<path:project>/.run/<run_id>")

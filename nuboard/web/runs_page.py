@@ -122,18 +122,9 @@ def runs_json(project: str):
     return {"project": project, "query": state["query"], **table}
 
 
-_AVAILABLE: dict[tuple[str, int], dict] = {}
-
-
 def _available(project: str) -> dict:
     """The column chooser's lists, computed again only when a sync changed the project."""
-    key = (project, catalogs().generation(project))
-    found = _AVAILABLE.get(key)
-    if found is None:
-        found = runs_table.available_columns(catalogs().get(project))
-        _AVAILABLE.clear()
-        _AVAILABLE[key] = found
-    return found
+    return catalogs().remember(project, "columns", runs_table.available_columns)
 
 
 @runs_page.get("/p/<path:project>/.views")
