@@ -198,6 +198,10 @@ def test_saved_views_round_trip(root, sweep):
         with Catalog(root, "llm") as catalog, catalog.reader.connect() as conn:
             rows = conn.exec_driver_sql("SELECT name, query FROM views").all()
         assert rows == [("big lr", "lr>=1e-3")]
+        assert 'aria-label="delete view big lr"' in v.get("/p/llm").text
+        assert v.post("/p/llm/.views/delete", {"name": "big lr"}).status == 303
+        assert json.loads((root / "llm" / "views.json").read_text())["views"] == []
+        assert v.post("/p/llm/.views/delete", {"name": "big lr"}).status == 404
 
 
 def test_console_tab_renders_like_a_terminal(root):
@@ -274,6 +278,28 @@ def test_a_changed_system_prefix_still_makes_the_system_section(root):
         page = v.get(f"/p/llm/.charts?runs={run.id}").text
         assert '<section class="chart-group system">\n    <h2>sys</h2>' in page
         assert page.index('data-name="system/temperature"') < page.index('data-name="sys/cpu/percent"')
+
+
+def test_live_chart_data_grows_while_the_run_runs(root):
+    run = nb.init("llm", dir=root, run_name="live", **QUIET)
+    try:
+        for i in range(100):
+            run.add_scalar("train/loss", 1.0, step=i)
+        run.flush()
+        with Viewer(root) as v:
+            page = v.get(f"/api/p/llm/.charts?runs={run.id}").json()
+            assert page["live"] is True and page["groups"] == [{"group": "train",
+                                                                 "names": ["train/loss"]}]
+            url = f"/api/p/llm/.chart?name=train/loss&runs={run.id}"
+            first = v.get(url).json()["series"][0]
+            assert first["live"] and first["total"] == 100
+            for i in range(100, 250):
+                run.add_scalar("train/loss", 0.5, step=i)
+            run.flush()
+            later = v.get(url).json()["series"][0]
+            assert later["total"] == 250 and later["last"]["step"] == 249
+    finally:
+        run.finish()
 
 
 def test_rank_picker_serves_each_rank(root, monkeypatch):

@@ -103,6 +103,7 @@ def _label(row: dict) -> str:
 
 
 @charts.get("/p/<path:project>/.charts")
+@charts.get("/api/p/<path:project>/.charts", endpoint="page_json")
 def page(project: str):
     project = known_project(project)
     ids = chosen_runs(project)
@@ -125,7 +126,7 @@ def page(project: str):
                "ranks": ranks,
                "rank": rank, "x": x, "newest": newest, "live": any(r["status"] == "running" for r in found)}
     if wants_json():
-        return {k: v for k, v in context.items()}
+        return {**context, "groups": [{"group": g, "names": n} for g, n in context["groups"]]}
     return render_template("charts.html", **context)
 
 
