@@ -109,6 +109,15 @@
     return out;
   }
 
+  /* 4 significant digits, so 0.00021 and 3.2e-7 do not all print as 0 */
+  function formatTick(v) {
+    if (v === null || v === undefined) return "";
+    if (v === 0) return "0";
+    var a = Math.abs(v);
+    if (a >= 1e6 || a < 1e-4) return Number(v.toPrecision(3)).toExponential();
+    return String(Number(v.toPrecision(4)));
+  }
+
   function formatSeconds(s) {
     s = Math.round(s);
     var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
@@ -139,7 +148,7 @@
       width: width, height: 240, series: series,
       scales: { x: { time: state.x === "wall" }, y: state.log ? { distr: 3 } : {} },
       axes: [{ values: state.x === "relative" ? function (u, vals) { return vals.map(formatSeconds); } : undefined },
-             { size: 60 }],
+             { size: 64, values: function (u, vals) { return vals.map(formatTick); } }],
       cursor: { drag: { x: true, y: false } },
       legend: { live: true },
       hooks: { setSelect: [function (u) {
