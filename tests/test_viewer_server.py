@@ -17,7 +17,7 @@ import pytest
 
 import nuboard as nb
 from tests.conftest import child_env
-from tests.viewer_http import Viewer
+from tests.viewer_http import RemoteViewer
 
 URL = re.compile(r"at (http://\S+/)")
 
@@ -116,8 +116,9 @@ def _has(cmd: str) -> bool:
 
 
 def test_two_viewers_editing_notes_detect_the_conflict(root, one_run):
+    """Two `nuboard up` processes on one folder, a third client reading all along."""
     path = f"/p/llm/.run/{one_run}/notes"
-    with Viewer(root) as a, Viewer(root) as b:
+    with RemoteViewer(root) as a, RemoteViewer(root) as b:
         stop_reading = threading.Event()
         errors: list[str] = []
 

@@ -27,31 +27,16 @@ class Reply(NamedTuple):
         return json.loads(self.body)
 
 
-class Viewer:
-    """`with Viewer(root) as v: v.get('/p/llm')`; keyword arguments go to create_app."""
+class _Client:
+    """Requests to a viewer on 127.0.0.1:port, sent exactly as written."""
 
-    def __init__(self, root: Path, **options):
-        from nuboard.web.app import create_app
-        from nuboard.web.server import bound_port, make_server
-        self.app = create_app(root, **options)
-        self.server = make_server(self.app, "127.0.0.1", 0)
-        self.port = bound_port(self.server)
-        self.origin = f"http://127.0.0.1:{self.port}"
-        self._stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        """waitress's loop, a few polls at a time, closed by its own thread when told."""
-        server = self.server
-        while not self._stop.is_set():
-            server.asyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
-        server.task_dispatcher.shutdown()
-        server.close()
+    port: int
+    origin: str
 
     @property
     def token(self) -> str:
-        return self.app.config["NUBOARD_CSRF"]
+        """The CSRF token the pages carry."""
+        raise NotImplementedError
 
     def request(self, method: str, path: str, body: bytes | None = None,
                 headers: dict | None = None) -> Reply:
@@ -80,6 +65,33 @@ class Viewer:
         sent.update(headers or {})
         return self.request("POST", path, urlencode(data).encode(), sent)
 
+
+class Viewer(_Client):
+    """`with Viewer(root) as v: v.get('/p/llm')`; keyword arguments go to create_app."""
+
+    def __init__(self, root: Path, **options):
+        from nuboard.web.app import create_app
+        from nuboard.web.server import bound_port, make_server
+        self.app = create_app(root, **options)
+        self.server = make_server(self.app, "127.0.0.1", 0)
+        self.port = bound_port(self.server)
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        """waitress's loop, a few polls at a time, closed by its own thread when told."""
+        server = self.server
+        while not self._stop.is_set():
+            server.asyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
+        server.task_dispatcher.shutdown()
+        server.close()
+
+    @property
+    def token(self) -> str:
+        return self.app.config["NUBOARD_CSRF"]
+
     def close(self) -> None:
         self._stop.set()
         self.thread.join(timeout=30)
@@ -95,3 +107,43 @@ class Viewer:
 def visible_text(html: str) -> str:
     """The page's text without tags (escaped entities left as they are)."""
     return re.sub(r"<[^>]+>", " ", html)
+
+
+class RemoteViewer(_Client):
+    """`nuboard up ROOT --port 0` in its own process, with the same client methods."""
+
+    def __init__(self, root: Path, *args: str, project: str = "llm"):
+        import subprocess
+        import sys
+        from tests.conftest import child_env
+        self.proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", "up", str(root),
+                                      "--port", "0", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=child_env())
+        line = self.proc.stdout.readline()
+        found = re.search(r"at http://127\.0\.0\.1:(\d+)/", line)
+        if found is None:
+            self.proc.kill()
+            raise AssertionError(f"nuboard up printed {line!r}: {self.proc.stderr.read()}")
+        self.port = int(found.group(1))
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self._token: str | None = None
+        self.project = project
+
+    @property
+    def token(self) -> str:
+        """The CSRF token, read from a page as a browser gets it."""
+        if self._token is None:
+            page = self.get(f"/p/{self.project}").text
+            self._token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)
+        return self._token
+
+    def close(self) -> None:
+        import signal
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.communicate(timeout=30)
+
+    def __enter__(self) -> "RemoteViewer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
