@@ -2,8 +2,10 @@
 console, files and charts, on runs written by the real API."""
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import subprocess
 import time
 from urllib.parse import quote
@@ -135,6 +137,9 @@ def test_run_details_show_what_the_run_recorded(root, tmp_path):
         assert len(run["sessions"]) == 2 and run["ranks"] == [0]
         page = v.get(f"/p/llm/.run/{parent}").text
         assert "optim.lr" in page and "Resumed 1 time" in page and "git.patch" in page
+        group_link = re.search(r'href="(/p/llm\?q=group[^"]+)"', page).group(1)
+        linked = v.get(html.unescape(group_link).replace("?", "?format=json&", 1)).json()
+        assert [r["name"] for r in linked["runs"]] == ["parent"]
         child = v.get(f"/p/llm/.run/{fork.id}").text
         assert f'href="/p/llm/.run/{parent}"' in child and "at step 9" in child
 

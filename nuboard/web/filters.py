@@ -51,7 +51,13 @@ def column_title(column: str) -> str:
     return f"{key} ({kind})" if kind in ("min", "max") else key
 
 
+def query_quote(value: str) -> str:
+    """A value quoted for the query language: in double quotes, with \\ and \" escaped."""
+    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def install_filters(app: Flask) -> None:
     app.jinja_env.globals["column_title"] = column_title
     app.jinja_env.filters.update(localtime=format_local_time, duration=format_duration,
-                                 cell=cell, filesize=filesize, epoch=epoch)
+                                 cell=cell, filesize=filesize, epoch=epoch,
+                                 query_quote=query_quote)
