@@ -101,6 +101,18 @@ def test_columns_and_pages(root, sweep):
         assert 'value="min:train/loss"' in chooser
 
 
+def test_htmx_gets_a_fragment_and_a_history_restore_the_whole_page(root, sweep):
+    with Viewer(root) as v:
+        part = v.get("/p/llm?q=tag:baseline", headers={"HX-Request": "true",
+                                                      "HX-Target": "runs-results"})
+        assert part.status == 200 and "<html" not in part.text and 'id="runs-results"' in part.text
+        assert "HX-Request" in part.headers["vary"]
+        whole = v.get("/p/llm?q=tag:baseline", headers={"HX-Request": "true",
+                                                       "HX-Target": "runs-results",
+                                                       "HX-History-Restore-Request": "true"})
+        assert whole.text.lstrip().startswith("<!doctype html>") and 'id="q"' in whole.text
+
+
 def test_unknown_project_and_run_are_404(root, sweep):
     with Viewer(root) as v:
         assert v.get("/p/nope").status == 404
