@@ -9,7 +9,7 @@ import pytest
 
 from conftest import make_tree
 from nuboard.artifacts import SourceInfo, add_artifact
-from nuboard.cli.artifact_form import (AddForm, FieldError, Target, apply_meta_command, check_all,
+from nuboard.artifacts.form import (AddForm, FieldError, Target, apply_meta_command, check_all,
                                        check_path, check_target, format_count, format_size,
                                        meta_lines, meta_summary, meta_text, metadata_dict,
                                        parse_meta, parse_meta_flags, parse_store, parse_type,

@@ -17,7 +17,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from nuboard.artifacts import add_artifact
-from nuboard.cli.artifact_form import AddForm
+from nuboard.artifacts.form import AddForm
 from nuboard.cli.wizard import run_wizard
 
 HELP = ("  key=value adds or replaces · 2 key=value edits line 2 · -2 deletes line 2 · "

@@ -9,7 +9,7 @@ import click
 
 from ..errors import InvalidArgumentError, NuBoardError
 from . import formats
-from .artifact_form import (AddForm, check_all, check_path, check_target, format_count,
+from ..artifacts.form import (AddForm, check_all, check_path, check_target, format_count,
                             format_size, parse_meta_flags)
 from .options import debug_option, dir_option, stdin_is_terminal, stdout_is_terminal
 from .projects import check_project_exists, check_root, find_projects, open_catalog

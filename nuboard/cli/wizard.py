@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .artifact_form import (FLAGS, REVIEW_FIELDS, AddForm, FieldError, Target, apply_meta_command,
+from ..artifacts.form import (FLAGS, REVIEW_FIELDS, AddForm, FieldError, Target, apply_meta_command,
                             check_path, check_target, meta_lines, parse_description, parse_store,
                             parse_type, parse_yes_no, review_lines, source_summary, target_summary)
 from ..artifacts import SourceInfo

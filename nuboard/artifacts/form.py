@@ -1,4 +1,4 @@
-"""The form of `nuboard artifact add`: each field's check, metadata typing, and the review lines.
+"""The form of `nuboard artifact add` and of the viewer's New version: checks, metadata, review.
 
 Shared by the flag path (check_all reports every problem at once) and the wizard (one field
 at a time). Nothing here prints or prompts; the only disk access is reading, through the
@@ -16,8 +16,8 @@ from typing import Iterable, NamedTuple
 
 from ..errors import NuBoardError
 from ..layout import project_dir
-from ..artifacts import TYPES, SourceInfo, inspect_source, split_artifact_name
-from ..artifacts import store
+from . import TYPES, SourceInfo, inspect_source, split_artifact_name
+from . import store
 
 # How each field is named in the messages of check_all (the flags and arguments of the command).
 FLAGS = {"target": "NAME", "path": "PATH", "store": "--ref/--copy", "type": "--type",
