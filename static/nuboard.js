@@ -268,8 +268,45 @@
     if (pre) pre.scrollTop = pre.scrollHeight;
   }
 
+  /* ---- artifacts: copy the use_artifact line; one more metadata row in the form ---- */
+  function initArtifacts() {
+    document.addEventListener("click", function (ev) {
+      var button = ev.target.closest ? ev.target.closest("button.copy") : null;
+      if (!button) return;
+      var source = $(button.dataset.copyFrom);
+      if (!source) return;
+      var text = source.textContent;
+      var done = function () { button.textContent = "Copied"; window.setTimeout(function () { button.textContent = "Copy"; }, 1500); };
+      if (navigator.clipboard && window.isSecureContext) {
+        navigator.clipboard.writeText(text).then(done, function () { selectText(source); });
+      } else {
+        selectText(source); try { document.execCommand("copy"); done(); } catch (e) { /* selected for the user */ }
+      }
+    });
+    var add = $("#add-meta-row");
+    if (add) add.addEventListener("click", function () {
+      var rows = $$("#meta-table tbody tr.meta-row");
+      var last = rows[rows.length - 1];
+      var copy = last.cloneNode(true);
+      var n = rows.length;
+      $$("input, select", copy).forEach(function (el) {
+        el.name = el.name.replace(/_\d+$/, "_" + n);
+        if (el.tagName === "INPUT") el.value = "";
+      });
+      last.parentNode.appendChild(copy);
+      $("#meta-rows").value = String(n + 1);
+    });
+  }
+
+  function selectText(el) {
+    var range = document.createRange();
+    range.selectNodeContents(el);
+    var sel = window.getSelection();
+    sel.removeAllRanges(); sel.addRange(range);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
-    initPicker(); initSelection(); initColumns(); initCharts(); scrollConsole();
+    initPicker(); initSelection(); initColumns(); initCharts(); initArtifacts(); scrollConsole();
     document.body.addEventListener("htmx:afterSwap", scrollConsole);
   });
 })();

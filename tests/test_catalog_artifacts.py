@@ -57,7 +57,7 @@ def lineage_demo(root: Path, tmp_path: Path):
 def test_versions_and_edges_are_indexed_in_both_projects(root, tmp_path):
     prep, train, evaluation = lineage_demo(root, tmp_path)
     report, datasets_db = synced(root, "datasets")
-    assert report.versions == {"added": 1, "updated": 0, "removed": 0}
+    assert report.versions == {"added": 1, "updated": 0, "removed": 0, "uses": 1}
     _, llm_db = synced(root, "llm")
     got = rows(datasets_db, VERSIONS)
     assert [r[:9] for r in got] == [("fineweb-edu", "dataset", 1, 2, 5, "reference", 0, "llm", prep.id)]
@@ -80,10 +80,10 @@ def test_incremental_and_full_sync_agree_and_unlink_shows(root, tmp_path):
     lineage_demo(root, tmp_path)
     _, db = synced(root, "datasets")
     again, _ = synced(root, "datasets")
-    assert again.versions == {"added": 0, "updated": 0, "removed": 0}     # nothing changed
+    assert again.versions == {"added": 0, "updated": 0, "removed": 0, "uses": 0}   # nothing changed
     unlink_version("datasets", "fineweb-edu", "v1")
     report, _ = synced(root, "datasets")
-    assert report.versions == {"added": 0, "updated": 1, "removed": 0}
+    assert report.versions == {"added": 0, "updated": 1, "removed": 0, "uses": 0}
     assert [r[6] for r in rows(db, VERSIONS)] == [1]                      # marked unlinked
     incremental = (rows(db, VERSIONS), rows(db, EDGES))
     synced(root, "datasets", full=True)

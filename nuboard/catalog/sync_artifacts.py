@@ -35,6 +35,7 @@ class VersionReport(NamedTuple):
     added: int
     updated: int
     removed: int
+    uses: int = 0            # 1 when the use notes (runs of any project using a version) changed
 
 
 def _found_versions(project_path: Path) -> dict[tuple[str, int], tuple[Path, bool, str]]:
@@ -174,7 +175,7 @@ def sync_versions(catalog, full: bool = False) -> VersionReport:
             if rows:
                 conn.execute(lineage.insert().prefix_with("OR IGNORE"), rows)
     added = sum(1 for k in docs if k not in known)
-    return VersionReport(added, len(docs) - added, len(gone))
+    return VersionReport(added, len(docs) - added, len(gone), int(uses != old_uses))
 
 
 def _delete_versions(conn, catalog, ids: dict[str, int], keys: list[tuple[str, int]]) -> None:

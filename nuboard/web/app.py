@@ -38,18 +38,24 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     security.install(app, hosts=security.allowed_hosts(host))
     install_filters(app)
 
+    from .artifacts_page import artifacts_page
     from .charts import charts
     from .files import files
     from .run_page import run_page
     from .runs_page import runs_page
-    for blueprint in (runs_page, run_page, files, charts):
+    from .timeline import timeline
+    for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page):
         app.register_blueprint(blueprint)
+    if edit_artifacts:                        # without the flag these routes do not exist
+        from .artifact_edit import artifact_edit
+        app.register_blueprint(artifact_edit)
 
     @app.context_processor
     def _globals() -> dict:
         return {"csrf_token": app.config["NUBOARD_CSRF"], "version": __version__,
-                "read_only": read_only, "root": str(root),
-                "projects": catalogs().projects()}
+                "read_only": read_only, "root": str(root), "edit_artifacts": edit_artifacts,
+                "projects": catalogs().projects(),
+                "url_rules": app.view_functions}
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException):

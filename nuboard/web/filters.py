@@ -56,8 +56,18 @@ def query_quote(value: str) -> str:
     return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def age(iso: Any) -> str:
+    """How long ago an ISO time was: '42s ago', '3m 05s ago', '2d 03h ago'; '' when unknown."""
+    from ..records import parse_time
+    when = parse_time(iso) if isinstance(iso, str) else None
+    if when is None:
+        return ""
+    seconds = (dt.datetime.now(dt.timezone.utc) - when).total_seconds()
+    return f"{format_duration(max(0.0, seconds))} ago"
+
+
 def install_filters(app: Flask) -> None:
     app.jinja_env.globals["column_title"] = column_title
     app.jinja_env.filters.update(localtime=format_local_time, duration=format_duration,
                                  cell=cell, filesize=filesize, epoch=epoch,
-                                 query_quote=query_quote)
+                                 query_quote=query_quote, age=age)

@@ -1,0 +1,207 @@
+"""What the Artifacts pages show, from the projects' catalogs and the versions' manifests.
+
+The list and a version's facts come from the catalogs (one row per version, lineage edges);
+a version's files are read from its manifest a page at a time, line by line, since a manifest
+writes one file entry per line: the first 1,000 files of a million-file version cost the
+first 1,000 lines, not the whole 80 MB.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+
+from .. import layout
+from ..artifacts.manifest import MANIFEST
+from ..artifacts.paths import resolve_location
+from ..artifacts.store import version_dir
+from ..catalog.tables import artifacts, lineage, runs, versions
+from ..records import display_status
+
+PAGE = 1000
+
+
+class VersionMissing(LookupError):
+    """No such version in the project (linked or unlinked)."""
+
+
+def _version_rows(catalog, *, unlinked: bool | None = None, name: str | None = None):
+    stmt = (select(artifacts.c.name, versions)
+            .join(artifacts, versions.c.artifact == artifacts.c.id)
+            .where(artifacts.c.project_id == catalog.project_id))
+    if unlinked is not None:
+        stmt = stmt.where(versions.c.unlinked == unlinked)
+    if name is not None:
+        stmt = stmt.where(artifacts.c.name == name)
+    with catalog.reader.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(stmt.order_by(versions.c.created.desc(),
+                                                                     versions.c.version.desc()))]
+
+
+def artifact_list(catalogs, project: str | None = None, *, unlinked: bool = False) -> list[dict]:
+    """Every artifact (of one project, and those its runs used from others), newest first.
+
+    Each: project, name, type, latest (the newest version's number), versions (how many),
+    created (the newest version's), and with unlinked=True the unlinked versions instead.
+    """
+    names = [project] if project is not None else catalogs.projects()
+    found: dict[tuple[str, str], dict] = {}
+    for name in names:
+        _collect(catalogs.get(name), name, found, unlinked)
+    if project is not None and not unlinked:
+        catalog = catalogs.get(project)
+        with catalog.reader.connect() as conn:
+            used = conn.execute(select(lineage.c.artifact_project, lineage.c.artifact_name)
+                                .distinct().where(lineage.c.kind == "used",
+                                                  lineage.c.run_project == project,
+                                                  lineage.c.artifact_project != project)).all()
+        for other, artifact in used:
+            if other in catalogs.projects() and (other, artifact) not in found:
+                _collect(catalogs.get(other), other, found, False, only=artifact,
+                         used_from=project)
+    ordered = sorted(found.values(), key=lambda a: (a["created"] or "", a.pop("_order") or 0),
+                     reverse=True)
+    return ordered
+
+
+def _collect(catalog, project: str, found: dict, unlinked: bool, only: str | None = None,
+             used_from: str | None = None) -> None:
+    for row in _version_rows(catalog, unlinked=unlinked, name=only):
+        key = (project, row["name"])
+        entry = found.get(key)
+        if entry is None:
+            found[key] = {"project": project, "name": row["name"], "type": row["type"],
+                          "latest": row["version"], "versions": 1, "created": row["created"],
+                          "size": row["size"], "files": row["files"], "storage": row["storage"],
+                          "unlinked": bool(row["unlinked"]), "used_from": used_from,
+                          "numbers": [row["version"]], "_order": row["folder_mtime_ns"]}
+        else:
+            entry["versions"] += 1
+            entry["numbers"].append(row["version"])
+
+
+def version_info(catalogs, project: str, name: str, number: int) -> dict:
+    """One version's facts: the catalog row, its metadata, producer, users and where it is."""
+    catalog = catalogs.get(project)
+    rows = [r for r in _version_rows(catalog, name=name) if r["version"] == number]
+    if not rows:
+        raise VersionMissing(f"There is no version {name}:v{number} in project {project!r}.")
+    row = rows[0]
+    project_path = layout.project_dir(catalogs.root, project)
+    folder = version_dir(project_path, name, number, unlinked=bool(row["unlinked"]))
+    try:
+        where, unset = resolve_location(row["base"], row["location"], project_path, folder)
+    except Exception:
+        where, unset = None, []
+    with catalog.reader.connect() as conn:
+        edges = conn.execute(select(lineage.c.kind, lineage.c.run_project, lineage.c.run_id)
+                             .distinct().where(lineage.c.artifact_project == project,
+                                               lineage.c.artifact_name == name,
+                                               lineage.c.version == number)).all()
+    used = sorted({(p, r) for kind, p, r in edges if kind == "used"})
+    producer = None
+    if row["producer_project"] and row["producer_run"]:
+        producer = run_card(catalogs, row["producer_project"], row["producer_run"])
+    others = [v["version"] for v in _version_rows(catalog, name=name) if not v["unlinked"]]
+    try:
+        metadata = json.loads(row["metadata"]) if row["metadata"] else {}
+    except ValueError:
+        metadata = {}
+    return {
+        "project": project, "name": name, "version": number, "type": row["type"],
+        "storage": row["storage"], "created": row["created"], "created_by": row["created_by"],
+        "size": row["size"], "files": row["files"], "description": row["description"],
+        "metadata": metadata, "unlinked": bool(row["unlinked"]), "digest": row["digest"],
+        "producer": producer,
+        "used_by": sorted((run_card(catalogs, p, r) for p, r in used),
+                          key=lambda c: (c["project"], c["name"], c["run_id"])),
+        "used_count": len(used), "location": row["location"], "base": row["base"],
+        "where": str(where) if where is not None else None, "unset": unset,
+        "spec": f"{project}/{name}:v{number}", "versions": sorted(others, reverse=True),
+        "manifest": str(folder / MANIFEST),
+    }
+
+
+def run_card(catalogs, project: str, run_id: str) -> dict:
+    """A run as a link: its name and status when its project's catalog knows it."""
+    card = {"project": project, "run_id": run_id, "name": run_id, "status": "missing"}
+    if project not in catalogs.projects():
+        return card
+    catalog = catalogs.get(project)
+    with catalog.reader.connect() as conn:
+        row = conn.execute(select(runs.c.name, runs.c.status, runs.c.heartbeat_mtime)
+                           .where(runs.c.project_id == catalog.project_id,
+                                  runs.c.run_id == run_id)).first()
+    if row is not None:
+        card.update(name=row.name, status=display_status(row.status, row.heartbeat_mtime,
+                                                         time.time()))
+    return card
+
+
+def files_page(manifest: Path, *, offset: int = 0, limit: int = PAGE, needle: str = ""
+               ) -> dict:
+    """Files offset..offset+limit of a manifest (those whose path holds `needle`, if given).
+
+    Returns {'files': [{path, size, sha256|None}], 'offset', 'next' (None at the end),
+    'matched' (how many matched so far, when a filter is set)}.
+    """
+    needle = needle.strip()
+    rows: list[dict] = []
+    seen = 0
+    more = False
+    for entry in _entries(manifest, needle):
+        if seen >= offset:
+            if len(rows) == limit:
+                more = True
+                break
+            rows.append({"path": entry.get("path"), "size": entry.get("size"),
+                         "sha256": entry.get("sha256")})
+        seen += 1
+    return {"files": rows, "offset": offset, "next": offset + len(rows) if more else None}
+
+
+def _entries(manifest: Path, needle: str):
+    """The file entries of a manifest, in order, filtered by a substring of their path."""
+    try:
+        fh = open(manifest, "rb")
+    except OSError:
+        return
+    with fh:
+        head = b""
+        for line in fh:
+            if line.startswith(b' "files": ['):
+                head = line
+                break
+        if not head:
+            return
+        if head.rstrip().endswith(b"]"):            # "files": [] on one line
+            return
+        raw_needle = needle.encode("utf-8") if needle else None
+        for line in fh:
+            text = line.strip()
+            if text == b"{":                        # not one line per entry: read it whole
+                yield from _entries_whole(manifest, needle)
+                return
+            if text in (b"]", b"],") or not text.startswith(b"{"):
+                return
+            if raw_needle is not None and raw_needle not in text:
+                continue
+            try:
+                entry = json.loads(text.rstrip(b","))
+            except ValueError:
+                continue
+            if needle and needle not in str(entry.get("path", "")):
+                continue
+            yield entry
+
+
+def _entries_whole(manifest: Path, needle: str):
+    try:
+        doc = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    for entry in doc.get("files") or []:
+        if isinstance(entry, dict) and (not needle or needle in str(entry.get("path", ""))):
+            yield entry

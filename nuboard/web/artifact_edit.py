@@ -1,0 +1,177 @@
+"""Adding, unlinking and restoring versions from the viewer (only with --edit-artifacts).
+
+Registered only when the viewer was started with --edit-artifacts, so without it every
+route here is a 404. Each POST passes the CSRF token and Origin checks (security.py). The
+files change first (add_artifact, unlink_version, restore_version, each all or nothing);
+the catalog is synced after.
+"""
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+
+from ..artifacts import (TYPES, VersionStateError, add_artifact, promote_run_path, restore_version,
+                         unlink_version)
+from ..artifacts.store import list_versions
+from ..errors import NuBoardError
+from .. import layout
+from .app import catalogs, root_dir, wants_json
+from .artifacts_page import known_artifact
+from .runs_page import known_project
+from .version_form import META_KINDS, META_ROWS, VersionForm, check_form
+
+artifact_edit = Blueprint("artifact_edit", __name__)
+
+
+def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict:
+    return {"form": form, "checked": checked, "review": review, "types": TYPES,
+            "meta_kinds": META_KINDS, "meta_rows": max(META_ROWS, len(form.metadata) + 1),
+            "project": form.project}
+
+
+@artifact_edit.get("/p/<path:project>/.artifacts/new")
+def new(project: str):
+    """The form: ?name= prefills the name; ?run=<id>&path=<in the run> starts from a run's file."""
+    project = known_project(project)
+    args = request.args
+    form = VersionForm(project=project, name=args.get("name", ""), path=args.get("path", ""),
+                       run=args.get("run", ""), store="copy" if args.get("run") else "reference")
+    if form.run and not (layout.run_dir(root_dir(), project, form.run) / layout.RUN_JSON).is_file():
+        abort(404, description=f"Run {form.run!r} not found in project {project!r}.")
+    return render_template("new_version.html", **_form_context(form))
+
+
+def _read_form(project: str) -> VersionForm:
+    form = VersionForm.from_fields(request.form, project)
+    if form.project not in catalogs().projects():
+        abort(400, description=f"There is no project {form.project!r} under the served folder.")
+    return form
+
+
+@artifact_edit.post("/p/<path:project>/.artifacts/check")
+@artifact_edit.post("/api/p/<path:project>/.artifacts/check", endpoint="check_json")
+def check(project: str):
+    """The form's fields checked as the user types: a fragment with a line per field."""
+    project = known_project(project)
+    form = _read_form(project)
+    checked = check_form(form, root_dir())
+    if wants_json():
+        return _checked_json(checked)
+    return render_template("_version_check.html", form=form, checked=checked)
+
+
+def _checked_json(checked) -> dict:
+    return {"ok": checked.ok, "problems": checked.problems, "notes": checked.notes,
+            "warnings": checked.warnings, "same_as": checked.same_as,
+            "files": checked.source.file_count if checked.source else None,
+            "bytes": checked.source.total_bytes if checked.source else None}
+
+
+@artifact_edit.post("/p/<path:project>/.artifacts/review")
+def review(project: str):
+    """Everything checked; the review with Add (or Add anyway), or the form with its problems."""
+    project = known_project(project)
+    form = _read_form(project)
+    checked = check_form(form, root_dir())
+    status = 200 if checked.ok else 400
+    return render_template("new_version.html", **_form_context(form, checked, review=checked.ok)), status
+
+
+@artifact_edit.post("/p/<path:project>/.artifacts/add")
+@artifact_edit.post("/api/p/<path:project>/.artifacts/add", endpoint="add_json")
+def add(project: str):
+    """Add the version (a reference; from a run, a copy or a reference), then open it."""
+    project = known_project(project)
+    form = _read_form(project)
+    checked = check_form(form, root_dir())
+    if checked.ok and checked.same_as is not None and not form.anyway:
+        checked.problems["path"] = (f"the files are the same as {form.name}:v{checked.same_as}; "
+                                    "press Add anyway to add them again")
+    if not checked.ok:
+        if wants_json():
+            return _checked_json(checked), 400
+        return render_template("new_version.html", **_form_context(form, checked)), 400
+    options = dict(type=form.type.strip().lower(), metadata=checked.metadata,
+                   description=form.description.strip(), checksum=form.checksum)
+    try:
+        if form.run:
+            run_dir = layout.run_dir(root_dir(), form.project, form.run)
+            rel = checked.source.real.relative_to(run_dir.resolve())
+            made = promote_run_path(run_dir, rel.as_posix(), form.name,
+                                    copy=form.store == "copy", **options)
+        else:
+            made = add_artifact(form.project, form.name, str(checked.source.real),
+                                reference=True, dir=root_dir(), **options)
+    except NuBoardError as exc:
+        checked.problems["path"] = str(exc)
+        return render_template("new_version.html", **_form_context(form, checked)), 400
+    catalogs().sync_now(made.project)
+    target = url_for("artifacts.version", project=made.project, name=made.name,
+                     number=made.version)
+    if wants_json():
+        return {"added": f"{made.project}/{made.name}:v{made.version}", "url": target}, 201
+    return redirect(target, code=303)
+
+
+@artifact_edit.get("/p/<path:project>/.artifact/<name>/v<int:number>/unlink")
+def confirm_unlink(project: str, name: str, number: int):
+    project, name = known_artifact(project, name)
+    if number not in list_versions(layout.project_dir(root_dir(), project), name):
+        abort(404, description=f"There is no linked version {name}:v{number} in {project!r}.")
+    return render_template("confirm_unlink.html", project=project, name=name, numbers=[number],
+                           action=url_for("artifact_edit.unlink", project=project, name=name,
+                                          number=number))
+
+
+@artifact_edit.post("/p/<path:project>/.artifact/<name>/v<int:number>/unlink")
+def unlink(project: str, name: str, number: int):
+    project, name = known_artifact(project, name)
+    try:
+        unlink_version(project, name, number, dir=root_dir())
+    except VersionStateError as exc:
+        abort(409, description=str(exc))
+    except NuBoardError as exc:
+        abort(404, description=str(exc))
+    catalogs().sync_now(project)
+    return redirect(url_for("artifacts.project_list", project=project) + "?"
+                    + urlencode({"unlinked": "1"}), code=303)
+
+
+@artifact_edit.get("/p/<path:project>/.artifact/<name>/unlink-all")
+def confirm_unlink_all(project: str, name: str):
+    project, name = known_artifact(project, name)
+    numbers = list_versions(layout.project_dir(root_dir(), project), name)
+    if not numbers:
+        abort(404, description=f"Artifact {name!r} of {project!r} has no linked versions.")
+    return render_template("confirm_unlink.html", project=project, name=name, numbers=numbers,
+                           action=url_for("artifact_edit.unlink_all", project=project, name=name))
+
+
+@artifact_edit.post("/p/<path:project>/.artifact/<name>/unlink-all")
+def unlink_all(project: str, name: str):
+    project, name = known_artifact(project, name)
+    numbers = list_versions(layout.project_dir(root_dir(), project), name)
+    if not numbers:
+        abort(404, description=f"Artifact {name!r} of {project!r} has no linked versions.")
+    for number in numbers:
+        try:
+            unlink_version(project, name, number, dir=root_dir())
+        except NuBoardError:
+            continue                     # unlinked meanwhile by someone else: already done
+    catalogs().sync_now(project)
+    return redirect(url_for("artifacts.project_list", project=project) + "?unlinked=1", code=303)
+
+
+@artifact_edit.post("/p/<path:project>/.artifact/<name>/v<int:number>/restore")
+def restore(project: str, name: str, number: int):
+    project, name = known_artifact(project, name)
+    try:
+        restore_version(project, name, number, dir=root_dir())
+    except VersionStateError as exc:
+        abort(409, description=str(exc))
+    except NuBoardError as exc:
+        abort(404, description=str(exc))
+    catalogs().sync_now(project)
+    return redirect(url_for("artifacts.version", project=project, name=name, number=number),
+                    code=303)

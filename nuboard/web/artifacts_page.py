@@ -1,0 +1,104 @@
+"""The Artifacts pages: the list, a version (facts, lineage, files), and their JSON twins."""
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+
+from ..artifacts.names import check_artifact_name
+from ..errors import NuBoardError
+from . import artifact_data
+from .app import catalogs, is_fragment, wants_json
+from .runs_page import known_project
+
+artifacts_page = Blueprint("artifacts", __name__)
+MAX_FILTER = 1000
+
+
+def known_artifact(project: str, name: str) -> tuple[str, str]:
+    project = known_project(project)
+    try:
+        check_artifact_name(name)
+    except NuBoardError as exc:
+        abort(400, description=str(exc))
+    return project, name
+
+
+def edit_on() -> bool:
+    return bool(current_app.config["NUBOARD_EDIT_ARTIFACTS"])
+
+
+@artifacts_page.get("/artifacts")
+@artifacts_page.get("/api/artifacts", endpoint="all_json")
+@artifacts_page.get("/p/<path:project>/.artifacts", endpoint="project_list")
+@artifacts_page.get("/api/p/<path:project>/.artifacts", endpoint="project_json")
+def listing(project: str | None = None):
+    if project is not None:
+        project = known_project(project)
+    unlinked = request.args.get("unlinked") == "1"
+    found = artifact_data.artifact_list(catalogs(), project, unlinked=unlinked)
+    if wants_json():
+        return {"project": project, "unlinked": unlinked, "artifacts": found}
+    return render_template("artifacts.html", project=project, artifacts=found,
+                           unlinked=unlinked, edit=edit_on())
+
+
+@artifacts_page.get("/p/<path:project>/.artifact/<name>")
+def latest(project: str, name: str):
+    project, name = known_artifact(project, name)
+    found = [a for a in artifact_data.artifact_list(catalogs(), project)
+             if a["project"] == project and a["name"] == name]
+    if not found:
+        found = [a for a in artifact_data.artifact_list(catalogs(), project, unlinked=True)
+                 if a["name"] == name]
+    if not found:
+        abort(404, description=f"There is no artifact {name!r} in project {project!r}.")
+    return redirect(url_for("artifacts.version", project=project, name=name,
+                            number=max(found[0]["numbers"])))
+
+
+def _info(project: str, name: str, number: int) -> dict:
+    try:
+        return artifact_data.version_info(catalogs(), project, name, number)
+    except artifact_data.VersionMissing as exc:
+        abort(404, description=str(exc))
+
+
+@artifacts_page.get("/p/<path:project>/.artifact/<name>/v<int:number>")
+@artifacts_page.get("/api/p/<path:project>/.artifact/<name>/v<int:number>", endpoint="version_json")
+def version(project: str, name: str, number: int):
+    project, name = known_artifact(project, name)
+    info = _info(project, name, number)
+    from .lineage import graph_json, lineage_graph, render_svg
+    graph = lineage_graph(catalogs(), project, name, number)
+    if wants_json():
+        return {**info, "lineage": graph_json(graph)}
+    svg = render_svg(graph, run_url=lambda n: url_for("run.details", project=n.project,
+                                                      run_id=n.run_id),
+                     version_url=lambda n: url_for("artifacts.version", project=n.project,
+                                                   name=n.name, number=n.version))
+    files = artifact_data.files_page(_manifest(info))
+    return render_template("artifact.html", project=project, info=info, svg=svg, files=files,
+                           needle="", edit=edit_on())
+
+
+def _manifest(info: dict):
+    from pathlib import Path
+    return Path(info["manifest"])
+
+
+@artifacts_page.get("/p/<path:project>/.artifact/<name>/v<int:number>/files")
+@artifacts_page.get("/api/p/<path:project>/.artifact/<name>/v<int:number>/files",
+                    endpoint="files_json")
+def files(project: str, name: str, number: int):
+    """A page of the version's files: ?offset=N (1,000 at a time) and ?q=<part of the path>."""
+    project, name = known_artifact(project, name)
+    info = _info(project, name, number)
+    try:
+        offset = max(0, int(request.args.get("offset", "0")))
+    except ValueError:
+        abort(400, description="offset must be a whole number.")
+    needle = request.args.get("q", "")[:MAX_FILTER]
+    found = artifact_data.files_page(_manifest(info), offset=offset, needle=needle)
+    if wants_json():
+        return {"spec": info["spec"], "filter": needle, **found}
+    template = "_artifact_files_rows.html" if offset and is_fragment() else "_artifact_files.html"
+    return render_template(template, project=project, info=info, files=found, needle=needle)
