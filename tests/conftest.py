@@ -77,3 +77,24 @@ def make_tree(folder: Path, files: dict) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_bytes(data)
     return folder
+
+
+# -- Playwright (pytest-playwright's fixtures, pointed at Debian's Chromium) ---------------------
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args():
+    """Debian's Chromium (never a browser Playwright downloads), headless, no network chatter."""
+    return {"executable_path": CHROMIUM, "headless": True,
+            "args": ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update",
+                     "--disable-sync"]}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """Playwright's waits evaluate JavaScript, which the viewer's CSP forbids; the XSS test
+    opens its own context with the CSP in force."""
+    return {**browser_context_args, "bypass_csp": True, "viewport": {"width": 1400, "height": 900}}

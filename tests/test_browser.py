@@ -16,18 +16,8 @@ from tests.conftest import REPO, child_env
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-screenshots"
-CHROMIUM = "/usr/bin/chromium"
 XSS = "<script>alert(1)</script>"
 ATTR = '"><img src=x onerror=alert(2)>'
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args():
-    """Debian's Chromium (never a browser Playwright downloads), headless, no network chatter."""
-    return {"executable_path": CHROMIUM, "headless": True,
-            "args": ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                     "--disable-background-networking", "--disable-component-update",
-                     "--disable-sync"]}
 
 
 def serve(root: Path, *args: str):
@@ -48,13 +38,6 @@ def shutdown(proc) -> None:
         proc.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         proc.kill()
-
-
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args):
-    """Playwright's waits evaluate JavaScript, which the viewer's CSP forbids; the XSS test
-    opens its own context with the CSP in force."""
-    return {**browser_context_args, "bypass_csp": True, "viewport": {"width": 1400, "height": 900}}
 
 
 @pytest.fixture(scope="module")
