@@ -38,3 +38,17 @@ def test_bench_runs_scaled_down_and_prints_each_figure_with_its_target(tmp_path)
     assert "Charts page in Chromium: skipped (--no-browser)" in proc.stdout
     assert "largest response body" in proc.stdout
     assert os.listdir(tmp_path) == []                   # the data is removed
+
+
+def test_bench_artifact_pages_runs_small():
+    """scripts/bench_artifact_pages.py at a small size prints every figure beside a target."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_artifact_pages.py"
+    out = subprocess.run([sys.executable, str(script), "--files", "3000", "--repeat", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert "a version of 3,000 files" in lines[0]
+    assert len(lines) == 7 and all("target" in line for line in lines[1:])

@@ -7,6 +7,7 @@ first 1,000 lines, not the whole 80 MB.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from pathlib import Path
@@ -149,21 +150,19 @@ def files_page(manifest: Path, *, offset: int = 0, limit: int = PAGE, needle: st
     """
     needle = needle.strip()
     rows: list[dict] = []
-    seen = 0
     more = False
-    for entry in _entries(manifest, needle):
-        if seen >= offset:
-            if len(rows) == limit:
-                more = True
-                break
-            rows.append({"path": entry.get("path"), "size": entry.get("size"),
-                         "sha256": entry.get("sha256")})
-        seen += 1
+    for entry in _entries(manifest, needle, skip=offset):
+        if len(rows) == limit:
+            more = True
+            break
+        rows.append({"path": entry.get("path"), "size": entry.get("size"),
+                     "sha256": entry.get("sha256")})
     return {"files": rows, "offset": offset, "next": offset + len(rows) if more else None}
 
 
-def _entries(manifest: Path, needle: str):
-    """The file entries of a manifest, in order, filtered by a substring of their path."""
+def _entries(manifest: Path, needle: str, skip: int = 0):
+    """The file entries of a manifest, in order, filtered by a substring of their path, after
+    the first `skip` of them (skipped without being parsed when there is no filter)."""
     try:
         fh = open(manifest, "rb")
     except OSError:
@@ -182,17 +181,23 @@ def _entries(manifest: Path, needle: str):
         for line in fh:
             text = line.strip()
             if text == b"{":                        # not one line per entry: read it whole
-                yield from _entries_whole(manifest, needle)
+                yield from itertools.islice(_entries_whole(manifest, needle), skip, None)
                 return
             if text in (b"]", b"],") or not text.startswith(b"{"):
                 return
             if raw_needle is not None and raw_needle not in text:
+                continue
+            if skip and raw_needle is None:
+                skip -= 1
                 continue
             try:
                 entry = json.loads(text.rstrip(b","))
             except ValueError:
                 continue
             if needle and needle not in str(entry.get("path", "")):
+                continue
+            if skip:
+                skip -= 1
                 continue
             yield entry
 
