@@ -17,6 +17,7 @@ from ..artifacts.store import list_versions
 from ..errors import NuBoardError
 from .. import layout
 from .app import catalogs, root_dir, wants_json
+from .artifact_data import artifact_list
 from .artifacts_page import known_artifact
 from .runs_page import known_project
 from .version_form import META_KINDS, META_ROWS, VersionForm, check_form
@@ -25,9 +26,11 @@ artifact_edit = Blueprint("artifact_edit", __name__)
 
 
 def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict:
+    names = sorted({(a["project"], a["name"]) for a in artifact_list(catalogs(), form.project)
+                    if a["project"] == form.project}) if form.project in catalogs().projects() else []
     return {"form": form, "checked": checked, "review": review, "types": TYPES,
             "meta_kinds": META_KINDS, "meta_rows": max(META_ROWS, len(form.metadata) + 1),
-            "project": form.project}
+            "project": form.project, "names": [n for _, n in names]}
 
 
 @artifact_edit.get("/p/<path:project>/.artifacts/new")
