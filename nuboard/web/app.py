@@ -6,6 +6,7 @@ from pathlib import Path
 
 from flask import Flask, render_template, request
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import PathConverter
 
 from .. import __version__, layout
 from ..errors import NuBoardError
@@ -33,6 +34,7 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
                       NUBOARD_READ_ONLY=read_only, MAX_CONTENT_LENGTH=2 * 1024 * 1024,
                       SEND_FILE_MAX_AGE_DEFAULT=3600, JSON_SORT_KEYS=False)
     app.url_map.merge_slashes = False          # '//etc' is refused, not redirected
+    app.url_map.converters["project"] = ProjectConverter
     app.extensions["nuboard_catalogs"] = Catalogs(root, every=sync_every)
     app.extensions["nuboard_series"] = SeriesCache()
     security.install(app, hosts=security.allowed_hosts(host))
@@ -72,6 +74,12 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
                                message=str(exc)), 400
 
     return app
+
+
+class ProjectConverter(PathConverter):
+    """A project in a URL: '/'-separated segments, none starting with a dot, so '/.run/',
+    '/.charts' or '/.artifact/' always end it (and a page that is not there is a 404)."""
+    regex = r"[^/.][^/]*(?:/[^/.][^/]*)*"
 
 
 def catalogs() -> Catalogs:

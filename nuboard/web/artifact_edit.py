@@ -33,7 +33,7 @@ def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict
             "project": form.project, "names": [n for _, n in names]}
 
 
-@artifact_edit.get("/p/<path:project>/.artifacts/new")
+@artifact_edit.get("/p/<project:project>/.artifacts/new")
 def new(project: str):
     """The form: ?name= prefills the name; ?run=<id>&path=<in the run> starts from a run's file."""
     project = known_project(project)
@@ -52,8 +52,8 @@ def _read_form(project: str) -> VersionForm:
     return form
 
 
-@artifact_edit.post("/p/<path:project>/.artifacts/check")
-@artifact_edit.post("/api/p/<path:project>/.artifacts/check", endpoint="check_json")
+@artifact_edit.post("/p/<project:project>/.artifacts/check")
+@artifact_edit.post("/api/p/<project:project>/.artifacts/check", endpoint="check_json")
 def check(project: str):
     """The form's fields checked as the user types: a fragment with a line per field."""
     project = known_project(project)
@@ -71,7 +71,7 @@ def _checked_json(checked) -> dict:
             "bytes": checked.source.total_bytes if checked.source else None}
 
 
-@artifact_edit.post("/p/<path:project>/.artifacts/review")
+@artifact_edit.post("/p/<project:project>/.artifacts/review")
 def review(project: str):
     """Everything checked; the review with Add (or Add anyway), or the form with its problems."""
     project = known_project(project)
@@ -81,8 +81,8 @@ def review(project: str):
     return render_template("new_version.html", **_form_context(form, checked, review=checked.ok)), status
 
 
-@artifact_edit.post("/p/<path:project>/.artifacts/add")
-@artifact_edit.post("/api/p/<path:project>/.artifacts/add", endpoint="add_json")
+@artifact_edit.post("/p/<project:project>/.artifacts/add")
+@artifact_edit.post("/api/p/<project:project>/.artifacts/add", endpoint="add_json")
 def add(project: str):
     """Add the version (a reference; from a run, a copy or a reference), then open it."""
     project = known_project(project)
@@ -117,7 +117,7 @@ def add(project: str):
     return redirect(target, code=303)
 
 
-@artifact_edit.get("/p/<path:project>/.artifact/<name>/v<int:number>/unlink")
+@artifact_edit.get("/p/<project:project>/.artifact/<name>/v<int:number>/unlink")
 def confirm_unlink(project: str, name: str, number: int):
     project, name = known_artifact(project, name)
     if number not in list_versions(layout.project_dir(root_dir(), project), name):
@@ -127,7 +127,7 @@ def confirm_unlink(project: str, name: str, number: int):
                                           number=number))
 
 
-@artifact_edit.post("/p/<path:project>/.artifact/<name>/v<int:number>/unlink")
+@artifact_edit.post("/p/<project:project>/.artifact/<name>/v<int:number>/unlink")
 def unlink(project: str, name: str, number: int):
     project, name = known_artifact(project, name)
     try:
@@ -141,7 +141,7 @@ def unlink(project: str, name: str, number: int):
                     + urlencode({"unlinked": "1"}), code=303)
 
 
-@artifact_edit.get("/p/<path:project>/.artifact/<name>/unlink-all")
+@artifact_edit.get("/p/<project:project>/.artifact/<name>/unlink-all")
 def confirm_unlink_all(project: str, name: str):
     project, name = known_artifact(project, name)
     numbers = list_versions(layout.project_dir(root_dir(), project), name)
@@ -151,7 +151,7 @@ def confirm_unlink_all(project: str, name: str):
                            action=url_for("artifact_edit.unlink_all", project=project, name=name))
 
 
-@artifact_edit.post("/p/<path:project>/.artifact/<name>/unlink-all")
+@artifact_edit.post("/p/<project:project>/.artifact/<name>/unlink-all")
 def unlink_all(project: str, name: str):
     project, name = known_artifact(project, name)
     numbers = list_versions(layout.project_dir(root_dir(), project), name)
@@ -166,7 +166,7 @@ def unlink_all(project: str, name: str):
     return redirect(url_for("artifacts.project_list", project=project) + "?unlinked=1", code=303)
 
 
-@artifact_edit.post("/p/<path:project>/.artifact/<name>/v<int:number>/restore")
+@artifact_edit.post("/p/<project:project>/.artifact/<name>/v<int:number>/restore")
 def restore(project: str, name: str, number: int):
     project, name = known_artifact(project, name)
     try:

@@ -28,8 +28,8 @@ def edit_on() -> bool:
 
 @artifacts_page.get("/artifacts")
 @artifacts_page.get("/api/artifacts", endpoint="all_json")
-@artifacts_page.get("/p/<path:project>/.artifacts", endpoint="project_list")
-@artifacts_page.get("/api/p/<path:project>/.artifacts", endpoint="project_json")
+@artifacts_page.get("/p/<project:project>/.artifacts", endpoint="project_list")
+@artifacts_page.get("/api/p/<project:project>/.artifacts", endpoint="project_json")
 def listing(project: str | None = None):
     if project is not None:
         project = known_project(project)
@@ -41,7 +41,7 @@ def listing(project: str | None = None):
                            unlinked=unlinked, edit=edit_on())
 
 
-@artifacts_page.get("/p/<path:project>/.artifact/<name>")
+@artifacts_page.get("/p/<project:project>/.artifact/<name>")
 def latest(project: str, name: str):
     project, name = known_artifact(project, name)
     found = [a for a in artifact_data.artifact_list(catalogs(), project)
@@ -62,8 +62,8 @@ def _info(project: str, name: str, number: int) -> dict:
         abort(404, description=str(exc))
 
 
-@artifacts_page.get("/p/<path:project>/.artifact/<name>/v<int:number>")
-@artifacts_page.get("/api/p/<path:project>/.artifact/<name>/v<int:number>", endpoint="version_json")
+@artifacts_page.get("/p/<project:project>/.artifact/<name>/v<int:number>")
+@artifacts_page.get("/api/p/<project:project>/.artifact/<name>/v<int:number>", endpoint="version_json")
 def version(project: str, name: str, number: int):
     project, name = known_artifact(project, name)
     info = _info(project, name, number)
@@ -85,8 +85,8 @@ def _manifest(info: dict):
     return Path(info["manifest"])
 
 
-@artifacts_page.get("/p/<path:project>/.artifact/<name>/v<int:number>/files")
-@artifacts_page.get("/api/p/<path:project>/.artifact/<name>/v<int:number>/files",
+@artifacts_page.get("/p/<project:project>/.artifact/<name>/v<int:number>/files")
+@artifacts_page.get("/api/p/<project:project>/.artifact/<name>/v<int:number>/files",
                     endpoint="files_json")
 def files(project: str, name: str, number: int):
     """A page of the version's files: ?offset=N (1,000 at a time) and ?q=<part of the path>."""

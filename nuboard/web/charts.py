@@ -102,8 +102,8 @@ def _label(row: dict) -> str:
     return f"{row['name']} ({row['run_id'][-8:]})"
 
 
-@charts.get("/p/<path:project>/.charts")
-@charts.get("/api/p/<path:project>/.charts", endpoint="page_json")
+@charts.get("/p/<project:project>/.charts")
+@charts.get("/api/p/<project:project>/.charts", endpoint="page_json")
 def page(project: str):
     project = known_project(project)
     ids = chosen_runs(project)
@@ -143,7 +143,7 @@ def _number(name: str) -> float | None:
     return value
 
 
-@charts.get("/api/p/<path:project>/.chart")
+@charts.get("/api/p/<project:project>/.chart")
 def data(project: str):
     """One scalar of several runs: {'name', 'x', 'series': [{run, rank, label, x, y, ...}]}."""
     project = known_project(project)

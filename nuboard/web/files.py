@@ -57,8 +57,8 @@ def listing(project: str, run_id: str, sub: str) -> dict:
             "more": max(0, len(scanned) - MAX_ENTRIES)}
 
 
-@files.get("/p/<path:project>/.run/<run_id>/files/")
-@files.get("/p/<path:project>/.run/<run_id>/files/<path:sub>")
+@files.get("/p/<project:project>/.run/<run_id>/files/")
+@files.get("/p/<project:project>/.run/<run_id>/files/<path:sub>")
 def browse(project: str, run_id: str, sub: str = ""):
     project, run_id = known_run(project, run_id)
     base, real = _resolve(project, run_id, sub)
@@ -83,8 +83,8 @@ def browse(project: str, run_id: str, sub: str = ""):
                            tab="files", file=info, listing=None)
 
 
-@files.get("/api/p/<path:project>/.run/<run_id>/files/")
-@files.get("/api/p/<path:project>/.run/<run_id>/files/<path:sub>")
+@files.get("/api/p/<project:project>/.run/<run_id>/files/")
+@files.get("/api/p/<project:project>/.run/<run_id>/files/<path:sub>")
 def browse_json(project: str, run_id: str, sub: str = ""):
     project, run_id = known_run(project, run_id)
     return listing(project, run_id, sub)

@@ -30,7 +30,7 @@ def filesize(size: Any) -> str:
     if size is None:
         return ""
     size = float(size)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
+    for unit in ("B", "kB", "MB", "GB", "TB"):
         if size < 1000 or unit == "TB":
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
         size /= 1000

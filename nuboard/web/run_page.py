@@ -49,7 +49,7 @@ def console_view(project: str, run_id: str) -> ConsoleView:
         return read_console_file(fh)
 
 
-@run_page.get("/p/<path:project>/.run/<run_id>")
+@run_page.get("/p/<project:project>/.run/<run_id>")
 def details(project: str, run_id: str):
     project, run_id = known_run(project, run_id)
     run = overview(project, run_id)
@@ -67,13 +67,13 @@ def details(project: str, run_id: str):
     return render_template("run.html", **context)
 
 
-@run_page.get("/api/p/<path:project>/.run/<run_id>")
+@run_page.get("/api/p/<project:project>/.run/<run_id>")
 def details_json(project: str, run_id: str):
     project, run_id = known_run(project, run_id)
     return overview(project, run_id)
 
 
-@run_page.get("/p/<path:project>/.run/<run_id>/console")
+@run_page.get("/p/<project:project>/.run/<run_id>/console")
 def console(project: str, run_id: str):
     """The console from its end; with ?size=N, 204 (nothing to swap) while the file is that size."""
     project, run_id = known_run(project, run_id)
@@ -88,14 +88,14 @@ def console(project: str, run_id: str):
                            "status": "running" if running else "done"}, console=view)
 
 
-@run_page.get("/api/p/<path:project>/.run/<run_id>/console")
+@run_page.get("/api/p/<project:project>/.run/<run_id>/console")
 def console_json(project: str, run_id: str):
     project, run_id = known_run(project, run_id)
     view = console_view(project, run_id)
     return {"size": view.size, "truncated": view.truncated, "lines": view.lines}
 
 
-@run_page.post("/p/<path:project>/.run/<run_id>/notes")
+@run_page.post("/p/<project:project>/.run/<run_id>/notes")
 def notes(project: str, run_id: str):
     """Replace the notes, if they are still what the form was opened with (else 409)."""
     project, run_id = known_run(project, run_id)

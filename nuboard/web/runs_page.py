@@ -86,7 +86,7 @@ def state_url(project: str, state: dict, **change) -> str:
     return url_for("runs.runs", project=project) + "?" + urlencode(params)
 
 
-@runs_page.get("/p/<path:project>")
+@runs_page.get("/p/<project:project>")
 def runs(project: str):
     project = known_project(project)
     view = None
@@ -112,7 +112,7 @@ def runs(project: str):
     return render_template("runs.html", **context)
 
 
-@runs_page.get("/api/p/<path:project>/runs")
+@runs_page.get("/api/p/<project:project>/runs")
 def runs_json(project: str):
     project = known_project(project)
     state = table_args()
@@ -127,13 +127,13 @@ def _available(project: str) -> dict:
     return catalogs().remember(project, "columns", runs_table.available_columns)
 
 
-@runs_page.get("/p/<path:project>/.views")
+@runs_page.get("/p/<project:project>/.views")
 def views_list(project: str):
     project = known_project(project)
     return {"project": project, "views": views.read_views(root_dir(), project)}
 
 
-@runs_page.post("/p/<path:project>/.views")
+@runs_page.post("/p/<project:project>/.views")
 def views_save(project: str):
     project = known_project(project)
     if current_app.config["NUBOARD_READ_ONLY"]:
@@ -156,7 +156,7 @@ def views_save(project: str):
     return redirect(target, code=303)
 
 
-@runs_page.post("/p/<path:project>/.views/delete")
+@runs_page.post("/p/<project:project>/.views/delete")
 def views_delete(project: str):
     project = known_project(project)
     if current_app.config["NUBOARD_READ_ONLY"]:

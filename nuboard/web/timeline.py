@@ -62,8 +62,8 @@ def timeline_data(project: str, query: str) -> tuple[dict | None, str | None]:
     return data, None
 
 
-@timeline.get("/p/<path:project>/.timeline")
-@timeline.get("/api/p/<path:project>/.timeline", endpoint="page_json")
+@timeline.get("/p/<project:project>/.timeline")
+@timeline.get("/api/p/<project:project>/.timeline", endpoint="page_json")
 def page(project: str):
     project = known_project(project)
     query = request.args.get("q", "")
