@@ -46,6 +46,7 @@ class Plan:
 def record_environment(plan: Plan, doc: dict, code_dir: Any) -> dict[str, bytes]:
     """Put git, GPUs and the launcher into doc['env']; return the files to write under files/."""
     files: dict[str, bytes] = {}
+    earlier = doc.get("env") if isinstance(doc.get("env"), dict) else {}
     env: dict = {"executable": sys.executable, "rank": plan.ranks.rank,
                  "local_rank": plan.ranks.local_rank, "world_size": plan.ranks.world_size}
     launcher = _launcher()
@@ -68,6 +69,8 @@ def record_environment(plan: Plan, doc: dict, code_dir: Any) -> dict[str, bytes]
         except Exception:
             pass
         files["command.txt"] = command_line().encode("utf-8", "replace")
+    else:                        # a session that captures nothing keeps what an earlier one did
+        env.update({k: earlier[k] for k in ("git", "gpus") if k in earlier})
     doc["env"] = env
     return files
 

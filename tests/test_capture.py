@@ -114,6 +114,17 @@ def test_capture_env_false_records_nothing(root, repo):
     assert not (Path(run.path) / "files" / "requirements.txt").exists()
 
 
+def test_a_resume_that_captures_nothing_keeps_what_the_run_recorded(root, repo):
+    """Resuming with capture_env=False keeps the git state the first session recorded."""
+    first = nb.init("p", code_dir=repo, system_metrics=False)
+    first.finish()
+    recorded = doc_of(first)["env"]["git"]
+    again = nb.init("p", run_id=first.id, resume="must", capture_env=False, system_metrics=False)
+    again.finish()
+    assert doc_of(again)["env"]["git"] == recorded
+    assert len(doc_of(again)["sessions"]) == 2
+
+
 def test_hanging_git_and_nvidia_smi_hold_init_about_two_seconds(root, repo, tmp_path, monkeypatch):
     """A git and an nvidia-smi that hang cannot hold nb.init for more than about two seconds."""
     bin_dir = fake_tool(tmp_path / "bin", "git", "#!/bin/sh\nsleep 60\n")

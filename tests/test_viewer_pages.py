@@ -136,8 +136,7 @@ def test_run_details_show_what_the_run_recorded(root, tmp_path):
                       code_dir=str(repo))
     with nb.init("llm", dir=root, run_name="child", fork_from=(parent, 9), **QUIET) as fork:
         fork.add_scalar("train/loss", 0.5, step=10)
-    again = nb.init("llm", dir=root, run_id=parent, resume="must", system_metrics=False,
-                    capture_console=False, code_dir=str(repo))
+    again = nb.init("llm", dir=root, run_id=parent, resume="must", **QUIET)
     again.add_scalar("train/loss", 0.01, step=20)
     again.finish()
     with Viewer(root) as v:
