@@ -56,8 +56,7 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     def _globals() -> dict:
         return {"csrf_token": app.config["NUBOARD_CSRF"], "version": __version__,
                 "read_only": read_only, "root": str(root), "edit_artifacts": edit_artifacts,
-                "projects": catalogs().projects(),
-                "url_rules": app.view_functions}
+                "projects": catalogs().projects()}
 
     @app.errorhandler(HTTPException)
     def _http_error(exc: HTTPException):
