@@ -60,15 +60,14 @@ def write_parquet(run_dir: Path, rank: int = 0) -> Path:
     return final
 
 
-def read_parquet_if_current(run_dir: Path, keys: Iterable[str] | None, rank: int = 0
-                            ) -> dict[str, Scalar] | None:
-    """The scalars from data.parquet, or None when it is missing, foreign or out of date."""
+def current_parquet_meta(run_dir: Path, rank: int = 0) -> tuple[bytes, dict] | None:
+    """data.parquet's metadata (raw and parsed) when it was built from exactly the logs on
+    disk for this rank; None when it is missing, foreign or out of date."""
     import pyarrow.parquet as pq
 
-    path = run_dir / layout.PARQUET
     try:
-        schema = pq.read_schema(path)
-        meta = json.loads((schema.metadata or {}).get(b"nuboard", b"null"))
+        raw = (pq.read_schema(run_dir / layout.PARQUET).metadata or {}).get(b"nuboard")
+        meta = json.loads(raw) if raw else None
     except Exception:
         return None
     if not isinstance(meta, dict) or meta.get("format") != PARQUET_FORMAT or meta.get("rank") != rank:
@@ -81,8 +80,20 @@ def read_parquet_if_current(run_dir: Path, keys: Iterable[str] | None, rank: int
             return None
     if on_disk != [list(x) for x in meta.get("sources", [])]:
         return None
-    try:
-        table = pq.read_table(path, columns=["step", "wall_time", "value"])
+    return raw, meta
+
+
+def read_parquet_if_current(run_dir: Path, keys: Iterable[str] | None, rank: int = 0
+                            ) -> dict[str, Scalar] | None:
+    """The scalars from data.parquet, or None when it is missing, foreign or out of date."""
+    import pyarrow.parquet as pq
+
+    found = current_parquet_meta(run_dir, rank)
+    if found is None:
+        return None
+    meta = found[1]
+    try:        # ParquetFile.read gives one chunk a column; read_table gives many, far slower
+        table = pq.ParquetFile(run_dir / layout.PARQUET).read(columns=["step", "wall_time", "value"])
     except Exception:
         return None
     cols = [table.column(c).combine_chunks() for c in ("step", "wall_time", "value")]

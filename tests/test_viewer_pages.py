@@ -13,18 +13,9 @@ from urllib.parse import quote
 import pytest
 
 import nuboard as nb
-from tests.viewer_http import Viewer, visible_text
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
+from tests.viewer_http import QUIET, Viewer, make_run, visible_text
 
 
-def make_run(root, project="llm", name="run", steps=10, **kw):
-    options = dict(QUIET)
-    options.update(kw)
-    with nb.init(project, dir=root, run_name=name, **options) as run:
-        for i in range(steps):
-            run.add_scalar("train/loss", 1.0 / (i + 1), step=i)
-    return run.id
 
 
 @pytest.fixture

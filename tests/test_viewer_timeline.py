@@ -17,20 +17,11 @@ import pytest
 import nuboard as nb
 from nuboard.artifacts.api import unlink_version
 from tests.conftest import make_tree, start_child
-from tests.viewer_http import Viewer
+from tests.viewer_http import QUIET, Viewer, make_run
 
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 INIT = "system_metrics=False, capture_console=False, capture_env=False"
 XSS = "<script>alert('tl')</script><img src=x onerror=alert(1)>"
 
-
-def make_run(root, project="llm", name="run", steps=10, **kw):
-    options = dict(QUIET)
-    options.update(kw)
-    with nb.init(project, dir=root, run_name=name, **options) as run:
-        for i in range(steps):
-            run.add_scalar("train/loss", 1.0 / (i + 1), step=i)
-    return run.id
 
 
 def make_lost(root, project: str, name: str, age: float = 600.0) -> str:

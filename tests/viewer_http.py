@@ -14,6 +14,20 @@ from typing import NamedTuple
 from urllib.parse import urlencode
 
 
+QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
+
+
+def make_run(root, project="llm", name="run", steps=10, **kw) -> str:
+    """A finished run written by the real API with train/loss at `steps` steps; its id."""
+    import nuboard as nb
+    options = dict(QUIET)
+    options.update(kw)
+    with nb.init(project, dir=root, run_name=name, **options) as run:
+        for i in range(steps):
+            run.add_scalar("train/loss", 1.0 / (i + 1), step=i)
+    return run.id
+
+
 class Reply(NamedTuple):
     status: int
     headers: dict

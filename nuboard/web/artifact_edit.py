@@ -130,23 +130,34 @@ def confirm_unlink(project: str, name: str, number: int):
 @artifact_edit.post("/p/<project:project>/.artifact/<name>/v<int:number>/unlink")
 def unlink(project: str, name: str, number: int):
     project, name = known_artifact(project, name)
+    _change(unlink_version, project, name, number)
+    return redirect(url_for("artifacts.project_list", project=project) + "?"
+                    + urlencode({"unlinked": "1"}), code=303)
+
+
+def _change(change, project: str, name: str, number: int) -> None:
+    """Unlink or restore one version (all or nothing), then index it: 409 when it is already
+    in that state, 404 when there is no such version."""
     try:
-        unlink_version(project, name, number, dir=root_dir())
+        change(project, name, number, dir=root_dir())
     except VersionStateError as exc:
         abort(409, description=str(exc))
     except NuBoardError as exc:
         abort(404, description=str(exc))
     catalogs().sync_now(project)
-    return redirect(url_for("artifacts.project_list", project=project) + "?"
-                    + urlencode({"unlinked": "1"}), code=303)
+
+
+def _linked(project: str, name: str) -> list[int]:
+    numbers = list_versions(layout.project_dir(root_dir(), project), name)
+    if not numbers:
+        abort(404, description=f"Artifact {name!r} of {project!r} has no linked versions.")
+    return numbers
 
 
 @artifact_edit.get("/p/<project:project>/.artifact/<name>/unlink-all")
 def confirm_unlink_all(project: str, name: str):
     project, name = known_artifact(project, name)
-    numbers = list_versions(layout.project_dir(root_dir(), project), name)
-    if not numbers:
-        abort(404, description=f"Artifact {name!r} of {project!r} has no linked versions.")
+    numbers = _linked(project, name)
     return render_template("confirm_unlink.html", project=project, name=name, numbers=numbers,
                            action=url_for("artifact_edit.unlink_all", project=project, name=name))
 
@@ -154,10 +165,7 @@ def confirm_unlink_all(project: str, name: str):
 @artifact_edit.post("/p/<project:project>/.artifact/<name>/unlink-all")
 def unlink_all(project: str, name: str):
     project, name = known_artifact(project, name)
-    numbers = list_versions(layout.project_dir(root_dir(), project), name)
-    if not numbers:
-        abort(404, description=f"Artifact {name!r} of {project!r} has no linked versions.")
-    for number in numbers:
+    for number in _linked(project, name):
         try:
             unlink_version(project, name, number, dir=root_dir())
         except NuBoardError:
@@ -169,12 +177,6 @@ def unlink_all(project: str, name: str):
 @artifact_edit.post("/p/<project:project>/.artifact/<name>/v<int:number>/restore")
 def restore(project: str, name: str, number: int):
     project, name = known_artifact(project, name)
-    try:
-        restore_version(project, name, number, dir=root_dir())
-    except VersionStateError as exc:
-        abort(409, description=str(exc))
-    except NuBoardError as exc:
-        abort(404, description=str(exc))
-    catalogs().sync_now(project)
+    _change(restore_version, project, name, number)
     return redirect(url_for("artifacts.version", project=project, name=name, number=number),
                     code=303)

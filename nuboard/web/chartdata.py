@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .. import layout
-from ..compact import PARQUET_FORMAT
+from ..compact import current_parquet_meta
 from ..scalars import RunReader, Scalar
 from .downsampling import (Axis, Reduced, axis_from_arrays, downsample,  # noqa: F401
                            prepare_axis, reduce_axis, wrap_array)
@@ -218,25 +218,9 @@ def _series_from_scalar(name: str, scalar: Scalar, first_wall: float | None) -> 
 
 
 def _parquet_meta(run_dir: Path, rank: int) -> bytes | None:
-    """data.parquet's metadata when it holds this rank and was built from exactly these logs."""
-    path = run_dir / layout.PARQUET
-    try:
-        raw = (pq.read_schema(path).metadata or {}).get(b"nuboard")
-        meta = json.loads(raw) if raw else None
-    except Exception:
-        return None
-    if not isinstance(meta, dict) or meta.get("format") != PARQUET_FORMAT or \
-            meta.get("rank") != rank:
-        return None
-    on_disk = []
-    for _, _, log in layout.list_logs(run_dir, rank):
-        try:
-            on_disk.append([log.name, log.stat().st_size])
-        except OSError:
-            return None
-    if on_disk != [list(x) for x in meta.get("sources", [])]:
-        return None
-    return raw
+    """data.parquet's raw metadata when it is current for this rank (compact's rule)."""
+    found = current_parquet_meta(run_dir, rank)
+    return None if found is None else found[0]
 
 
 def _parquet_first_wall(run_dir: Path) -> float | None:
