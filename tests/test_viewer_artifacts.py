@@ -311,3 +311,22 @@ def test_names_and_paths_users_wrote_are_escaped(root, tmp_path):
                        _fields(name=evil, path=str(data)), headers={"HX-Request": "true"}).text
         assert "<img src=x" not in check
         assert v.get("/p/datasets/.artifacts/new?name=" + quote(evil)).text.count("<img src=x") == 0
+
+
+def test_a_copy_is_compared_by_hash_at_review_not_while_typing(root, world):
+    run_id = world["users"][0]
+    fields = {"run": run_id, "name": "model", "path": "files/ckpt.pt", "store": "copy",
+              "type": "checkpoint", "description": "again"}
+    with Viewer(root, edit_artifacts=True) as v:
+        typing = v.post("/api/p/llm/.artifacts/check", fields).json()
+        assert typing["ok"] and typing["same_as"] is None          # no file read per keystroke
+        review = v.post("/p/llm/.artifacts/review", fields)
+        assert 'id="add-anyway"' in review.text and "same as model:v1" in review.text
+
+
+def test_a_bad_metadata_row_count_is_not_an_error(root, world):
+    with Viewer(root, edit_artifacts=True) as v:
+        for rows in ("many", "-1", "1000000000"):
+            reply = v.post("/api/p/datasets/.artifacts/check",
+                           _fields(path=str(world["data"]), meta_rows=rows))
+            assert reply.status == 200 and reply.json()["ok"], rows

@@ -211,6 +211,14 @@ def test_saved_views_round_trip(root, sweep):
         assert v.post("/p/llm/.views/delete", {"name": "big lr"}).status == 404
 
 
+def test_a_view_that_cannot_be_written_is_one_clear_error(root, sweep):
+    (root / "llm" / ".views.json.lock").mkdir()         # the lock cannot be opened
+    with Viewer(root) as v:
+        reply = v.post("/p/llm/.views", {"name": "x", "q": ""})
+        assert reply.status == 400 and "cannot save views" in reply.text
+    assert not (root / "llm" / "views.json").exists()
+
+
 def test_console_tab_renders_like_a_terminal(root):
     with nb.init("llm", dir=root, run_name="printer", system_metrics=False,
                  capture_env=False) as run:

@@ -83,10 +83,16 @@ def _collect(catalog, project: str, found: dict, unlinked: bool, only: str | Non
             entry["numbers"].append(row["version"])
 
 
+def version_numbers(catalog, name: str) -> list[int]:
+    """The numbers of an artifact's versions, linked and unlinked, newest first."""
+    return [r["version"] for r in _version_rows(catalog, name=name)]
+
+
 def version_info(catalogs, project: str, name: str, number: int) -> dict:
     """One version's facts: the catalog row, its metadata, producer, users and where it is."""
     catalog = catalogs.get(project)
-    rows = [r for r in _version_rows(catalog, name=name) if r["version"] == number]
+    every = _version_rows(catalog, name=name)
+    rows = [r for r in every if r["version"] == number]
     if not rows:
         raise VersionMissing(f"There is no version {name}:v{number} in project {project!r}.")
     row = rows[0]
@@ -105,7 +111,7 @@ def version_info(catalogs, project: str, name: str, number: int) -> dict:
     producer = None
     if row["producer_project"] and row["producer_run"]:
         producer = run_card(catalogs, row["producer_project"], row["producer_run"])
-    others = [v["version"] for v in _version_rows(catalog, name=name) if not v["unlinked"]]
+    others = [v["version"] for v in every if not v["unlinked"]]
     try:
         metadata = json.loads(row["metadata"]) if row["metadata"] else {}
     except ValueError:

@@ -13,11 +13,10 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from ..artifacts import (TYPES, VersionStateError, add_artifact, promote_run_path, restore_version,
                          unlink_version)
-from ..artifacts.store import list_versions
+from ..artifacts.store import list_names, list_versions
 from ..errors import NuBoardError
 from .. import layout
 from .app import catalogs, root_dir, wants_json
-from .artifact_data import artifact_list
 from .artifacts_page import known_artifact
 from .runs_page import known_project
 from .version_form import META_KINDS, META_ROWS, VersionForm, check_form
@@ -26,11 +25,11 @@ artifact_edit = Blueprint("artifact_edit", __name__)
 
 
 def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict:
-    names = sorted({(a["project"], a["name"]) for a in artifact_list(catalogs(), form.project)
-                    if a["project"] == form.project}) if form.project in catalogs().projects() else []
+    names = list_names(layout.project_dir(root_dir(), form.project)) \
+        if form.project in catalogs().projects() else []
     return {"form": form, "checked": checked, "review": review, "types": TYPES,
             "meta_kinds": META_KINDS, "meta_rows": max(META_ROWS, len(form.metadata) + 1),
-            "project": form.project, "names": [n for _, n in names]}
+            "project": form.project, "names": names}
 
 
 @artifact_edit.get("/p/<project:project>/.artifacts/new")
@@ -58,7 +57,7 @@ def check(project: str):
     """The form's fields checked as the user types: a fragment with a line per field."""
     project = known_project(project)
     form = _read_form(project)
-    checked = check_form(form, root_dir())
+    checked = check_form(form, root_dir(), read_data=False)
     if wants_json():
         return _checked_json(checked)
     return render_template("_version_check.html", form=form, checked=checked)

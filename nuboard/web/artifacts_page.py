@@ -1,6 +1,8 @@
 """The Artifacts pages: the list, a version (facts, lineage, files), and their JSON twins."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
 from ..artifacts.names import check_artifact_name
@@ -44,15 +46,11 @@ def listing(project: str | None = None):
 @artifacts_page.get("/p/<project:project>/.artifact/<name>")
 def latest(project: str, name: str):
     project, name = known_artifact(project, name)
-    found = [a for a in artifact_data.artifact_list(catalogs(), project)
-             if a["project"] == project and a["name"] == name]
-    if not found:
-        found = [a for a in artifact_data.artifact_list(catalogs(), project, unlinked=True)
-                 if a["name"] == name]
-    if not found:
+    numbers = artifact_data.version_numbers(catalogs().get(project), name)
+    if not numbers:
         abort(404, description=f"There is no artifact {name!r} in project {project!r}.")
     return redirect(url_for("artifacts.version", project=project, name=name,
-                            number=max(found[0]["numbers"])))
+                            number=max(numbers)))
 
 
 def _info(project: str, name: str, number: int) -> dict:
@@ -75,14 +73,9 @@ def version(project: str, name: str, number: int):
                                                       run_id=n.run_id),
                      version_url=lambda n: url_for("artifacts.version", project=n.project,
                                                    name=n.name, number=n.version))
-    files = artifact_data.files_page(_manifest(info))
+    files = artifact_data.files_page(Path(info["manifest"]))
     return render_template("artifact.html", project=project, info=info, svg=svg, files=files,
                            needle="", edit=edit_on())
-
-
-def _manifest(info: dict):
-    from pathlib import Path
-    return Path(info["manifest"])
 
 
 @artifacts_page.get("/p/<project:project>/.artifact/<name>/v<int:number>/files")
@@ -97,7 +90,7 @@ def files(project: str, name: str, number: int):
     except ValueError:
         abort(400, description="offset must be a whole number.")
     needle = request.args.get("q", "")[:MAX_FILTER]
-    found = artifact_data.files_page(_manifest(info), offset=offset, needle=needle)
+    found = artifact_data.files_page(Path(info["manifest"]), offset=offset, needle=needle)
     if wants_json():
         return {"spec": info["spec"], "filter": needle, **found}
     template = "_artifact_files_rows.html" if offset and is_fragment() else "_artifact_files.html"

@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Flask
 
+from ..artifacts.form import format_size
 from ..records import format_duration, format_local_time
 
 
@@ -27,14 +28,8 @@ def cell(value: Any) -> str:
 
 
 def filesize(size: Any) -> str:
-    if size is None:
-        return ""
-    size = float(size)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if size < 1000 or unit == "TB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return ""
+    """A size as the command line writes it ('98.6 kB'); '' when unknown."""
+    return "" if size is None else format_size(int(size))
 
 
 def epoch(seconds: Any) -> str:

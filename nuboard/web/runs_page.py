@@ -162,7 +162,11 @@ def views_delete(project: str):
     if current_app.config["NUBOARD_READ_ONLY"]:
         abort(403, description="This viewer was started with --read-only: views cannot be deleted.")
     name = request.form.get("name", "")
-    if not views.delete_view(root_dir(), project, name):
+    try:
+        deleted = views.delete_view(root_dir(), project, name)
+    except views.ViewError as exc:
+        abort(400, description=str(exc))
+    if not deleted:
         abort(404, description=f"No saved view {name!r} in project {project!r}.")
     views.index_views(catalogs().get(project), views.read_views(root_dir(), project))
     return redirect(url_for("runs.runs", project=project), code=303)

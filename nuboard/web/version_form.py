@@ -22,6 +22,7 @@ from .containment import OutsideError, resolve_inside
 MANY_FILES = 10_000
 META_KINDS = ("text", "number", "yes/no", "json")
 META_ROWS = 6
+MAX_META_ROWS = 200
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -42,7 +43,9 @@ class VersionForm:
     @classmethod
     def from_fields(cls, fields, project: str) -> "VersionForm":
         meta = []
-        for i in range(int(fields.get("meta_rows", META_ROWS) or META_ROWS)):
+        rows = fields.get("meta_rows", "")
+        rows = min(int(rows), MAX_META_ROWS) if rows.isdigit() else META_ROWS
+        for i in range(rows):
             key = (fields.get(f"meta_key_{i}") or "").strip()
             raw = fields.get(f"meta_value_{i}") or ""
             if key or raw.strip():
@@ -124,9 +127,14 @@ def metadata_of(rows: list[tuple[str, str, str]]) -> tuple[dict, list[str]]:
     return out, problems
 
 
-def check_form(form: VersionForm, root: Path) -> Checked:
+def check_form(form: VersionForm, root: Path, *, read_data: bool = True) -> Checked:
     """Every field checked at once, with the path's file count and size, and the warnings:
-    10,000 files or more, and files the same as the artifact's latest version."""
+    10,000 files or more, and files the same as the artifact's latest version.
+
+    read_data=False (the check as the user types) never reads the files' contents: against a
+    copied latest version, whose manifest has SHA-256 but no times, sameness is then left to
+    the review.
+    """
     checked = Checked()
     run_dir = None
     if form.run:
@@ -170,13 +178,15 @@ def check_form(form: VersionForm, root: Path) -> Checked:
         checked.problems["metadata"] = "; ".join(meta_problems)
     if checked.target is not None and checked.source is not None:
         checked.same_as = same_as_latest(root, checked.target.project, checked.target.name,
-                                         checked.source)
+                                         checked.source, read_data=read_data)
     return checked
 
 
-def same_as_latest(root: Path, project: str, name: str, source) -> int | None:
+def same_as_latest(root: Path, project: str, name: str, source, *, read_data: bool = True
+                   ) -> int | None:
     """The latest version's number when its files are the source's: the same paths and sizes,
-    and the same SHA-256 or modification time; else None."""
+    and the same SHA-256 or modification time; else None (also when telling would mean
+    hashing the source and read_data is False)."""
     project_path = layout.project_dir(root, project)
     number = latest_version(project_path, name)
     if number is None:
@@ -194,6 +204,8 @@ def same_as_latest(root: Path, project: str, name: str, source) -> int | None:
         if doc.get("storage") == "copy" and entry.get("sha256") is None:
             return None
     if doc.get("storage") == "copy":
+        if not read_data:
+            return None
         from ..artifacts.manifest import sha256_file
         for rel, _ in source.listing:
             path = source.real if source.single else source.real / rel

@@ -6,13 +6,12 @@ atomically under a lock; the catalog's `views` table mirrors them for SQL.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 from pathlib import Path
 
 from .. import layout
 from ..errors import NuBoardError
+from ..catalog.engine import file_lock
 from ..jsonfile import write_json_atomic
 
 VIEWS_FILE = "views.json"
@@ -64,7 +63,7 @@ def make_view(name: str, query: str, columns: list[str], sort: str, desc: bool,
 def save_view(root: Path, project: str, view: dict) -> list[dict]:
     """Add the view, or replace the one of the same name; return every view."""
     path = views_path(root, project)
-    with _lock(path):
+    with _writing(path):
         views = [v for v in read_views(root, project) if v["name"] != view["name"]]
         if len(views) >= MAX_VIEWS:
             raise ViewError(f"project {project!r} has {len(views)} saved views, the most it "
@@ -76,7 +75,7 @@ def save_view(root: Path, project: str, view: dict) -> list[dict]:
 
 def delete_view(root: Path, project: str, name: str) -> bool:
     path = views_path(root, project)
-    with _lock(path):
+    with _writing(path):
         views = read_views(root, project)
         kept = [v for v in views if v["name"] != name]
         if len(kept) == len(views):
@@ -99,10 +98,12 @@ def index_views(catalog, views: list[dict]) -> None:
 
 
 @contextlib.contextmanager
-def _lock(path: Path):
-    fd = os.open(path.with_name(".views.json.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+def _writing(path: Path):
+    """views.json's lock held while it is read and replaced; a folder that cannot be written
+    is one clear ViewError, and views.json stays as it was."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+        with file_lock(path.with_name(".views.json.lock")):
+            yield
+    except OSError as exc:
+        raise ViewError(f"cannot save views in {str(path.parent)!r} ({exc.strerror or exc}): "
+                        "the project folder must be writable.") from None
