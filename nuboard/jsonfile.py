@@ -1,8 +1,14 @@
-"""JSON documents on disk: atomic replace (temp file, fsync, rename) and tolerant reads."""
+"""JSON documents on disk: atomic replace (temp file, fsync, rename) and tolerant reads.
+
+Also the one way NuBoard opens a file it reads from a run or artifact folder: `open_regular`,
+which never blocks on a FIFO, socket or device file someone left there.
+"""
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +50,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> N
     except BaseException:
         _unlink_quietly(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def write_json_atomic(path: Path, doc: Any, *, exclusive: bool = False) -> None:
@@ -53,10 +59,49 @@ def write_json_atomic(path: Path, doc: Any, *, exclusive: bool = False) -> None:
     write_bytes_atomic(path, data + b"\n", exclusive=exclusive)
 
 
+class NotRegularFileError(OSError):
+    """A path that NuBoard reads is a FIFO, socket, device or folder, not a regular file."""
+
+
+def open_regular(path: Path | str):
+    """Open a regular file for reading in binary mode; never block on anything else.
+
+    The path is checked with stat first, opened with O_NONBLOCK (so a FIFO swapped in after the
+    check cannot block the open) and checked again with fstat on the open descriptor. Raises
+    NotRegularFileError (an OSError, errno EINVAL) naming the path when it is not a regular
+    file, and the usual OSError when it is missing or unreadable.
+    """
+    path = os.fspath(path)
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise NotRegularFileError(errno.EINVAL, "not a regular file", path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFileError(errno.EINVAL, "not a regular file", path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_json(path: Path) -> Any:
-    """Read a JSON document; raises OSError or ValueError when it is missing or not JSON."""
-    with open(path, "rb") as fh:
-        return json.loads(fh.read().decode("utf-8"))
+    """Read a JSON document; raises OSError or ValueError when it is missing or not JSON.
+
+    Only a regular file is read (see open_regular); a lone surrogate escape or any other text
+    that is not valid UTF-8 once decoded is a ValueError, like any other bad JSON.
+    """
+    with open_regular(path) as fh:
+        data = fh.read()
+    doc = json.loads(data.decode("utf-8"))
+    if b"\\ud" in data.lower():       # a surrogate escape: allowed only as a valid pair
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{path}: a lone surrogate escape ({exc.reason})") from None
+    return doc
 
 
 def clean_stray_temps(folder: Path) -> list[Path]:
@@ -101,7 +146,8 @@ def _unlink_quietly(path: Path) -> bool:
         return False
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """fsync a folder so that a rename or create inside it survives a power cut."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from ..jsonfile import _fsync_dir, clean_stray_temps, read_json, write_json_atomic
+from ..jsonfile import fsync_dir, clean_stray_temps, read_json, write_json_atomic
 from .errors import ArtifactNotFoundError, VersionStateError
 from .manifest import MANIFEST
 from .names import version_label, version_of_folder
@@ -99,7 +99,7 @@ def claim_version(project_path: Path, name: str) -> tuple[int, Path]:
                 break
             except FileExistsError:
                 number += 1
-        _fsync_dir(folder)
+        fsync_dir(folder)
         write_json_atomic(folder / LAST, {"version": number})
     return number, path
 
@@ -159,8 +159,8 @@ def _move(project_path: Path, name: str, number: int, *, to_unlinked: bool) -> P
             if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
                 raise VersionStateError(f"Cannot move version {label}: {dst} is in the way.") from exc
             raise
-        _fsync_dir(src.parent)
-        _fsync_dir(dst.parent)
+        fsync_dir(src.parent)
+        fsync_dir(dst.parent)
     return dst
 
 
