@@ -244,7 +244,7 @@ def test_check_all_reports_every_problem_at_once(root, tmp_path):
                    description="  ")
     assert check_all(form, root) == [
         "NAME: give the project too, as in datasets/fineweb-edu",
-        f"PATH: path {str(tmp_path / 'nope')!r} does not exist: give an existing file or folder.",
+        f"PATH: path {str(tmp_path / 'nope')!r} does not exist: give an existing file or folder",
         "--ref/--copy: 'both' is not copy or reference (copy copies the files into the version; "
         "reference leaves them where they are)",
         "--type: 'datset' is not one of dataset, model, checkpoint, report, other",

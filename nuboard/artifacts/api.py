@@ -10,6 +10,7 @@ import time
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Iterator, NamedTuple
 
 from ..errors import InvalidArgumentError, InvalidTypeError
@@ -17,8 +18,8 @@ from ..layout import project_dir, resolve_root
 from ..names import check_project
 from . import store
 from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
-from .manifest import (FORMAT, MANIFEST, Progress, copy_files, hash_files, read_manifest, walk_files,
-                       write_manifest)
+from .manifest import (FORMAT, MANIFEST, Progress, copy_files, hash_files, left_out_text,
+                       read_manifest_checked, walk_files, write_manifest)
 from .names import check_artifact_name, check_type, parse_spec, parse_version, version_label
 from .paths import expand_variables, is_within, resolve_location, store_location
 
@@ -26,7 +27,7 @@ from .paths import expand_variables, is_within, resolve_location, store_location
 class FileProblem(NamedTuple):
     """A file of a version that is missing or changed since the version was made."""
     path: str
-    problem: str           # 'missing', 'size' or 'mtime'
+    problem: str           # 'missing', 'size', or 'content' (a re-hash, see verify)
     detail: str
 
 
@@ -81,12 +82,12 @@ class Artifact(Mapping):
         return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {len(self)} files>"
 
     def check(self) -> list[FileProblem]:
-        """Compare every listed file with the manifest; return the missing and changed ones.
+        """Compare every listed file with the manifest by size; return the missing and changed
+        ones (not a regular file counts as missing).
 
-        A copy, or a reference through a ${VAR}, is compared by size; any other reference by
-        size and modification time.
+        Modification times are never compared: a copy of the data (cp -r, rsync without -t,
+        unzip, git checkout) gives every file a new one while its content stays the same.
         """
-        by_mtime = self.reference and "$" not in str(self.manifest.get("location", ""))
         problems = []
         base = os.path.join(os.fspath(self.files), "")      # the folder, with a separator
         stat = os.stat
@@ -96,10 +97,23 @@ class Artifact(Mapping):
             except OSError:
                 problems.append(FileProblem(rel, "missing", "not found"))
                 continue
-            if st.st_size != entry["size"]:
+            if not S_ISREG(st.st_mode):
+                problems.append(FileProblem(rel, "missing", "not a regular file"))
+            elif st.st_size != entry["size"]:
                 problems.append(FileProblem(rel, "size", f"size {entry['size']} -> {st.st_size}"))
-            elif by_mtime and "mtime" in entry and abs(st.st_mtime - entry["mtime"]) > 1e-3:
-                problems.append(FileProblem(rel, "mtime", "modification time changed"))
+        return problems
+
+    def verify(self, progress: Progress | None = None) -> list[FileProblem]:
+        """check(), then re-hash every file whose SHA-256 the manifest holds (reads all the
+        data once) and add those whose content changed. Only regular files are opened."""
+        problems = self.check()
+        bad = {p.path for p in problems}
+        base = os.path.join(os.fspath(self.files), "")
+        todo = [(rel, e["sha256"]) for rel, e in self._entries.items()
+                if rel not in bad and isinstance(e.get("sha256"), str)]
+        digests = hash_files([(base + rel, self._entries[rel]["size"]) for rel, _ in todo], progress)
+        problems += [FileProblem(rel, "content", "SHA-256 differs (its content changed)")
+                     for (rel, want), got in zip(todo, digests) if got != want]
         return problems
 
     def warn_if_changed(self, stacklevel: int = 2) -> list[FileProblem]:
@@ -110,7 +124,7 @@ class Artifact(Mapping):
             names = ", ".join("$" + v for v in self.unset_variables)
             parts.append(f"{names} {'is' if len(self.unset_variables) == 1 else 'are'} not set here, "
                          f"so its files cannot be found (set it to the folder that holds them)")
-        for kind, word in (("missing", "missing"), ("size", "changed size"), ("mtime", "modified")):
+        for kind, word in (("missing", "missing"), ("size", "changed size"), ("content", "changed content")):
             hit = [p.path for p in problems if p.problem == kind]
             if hit:
                 shown = ", ".join(hit[:10]) + (f" and {len(hit) - 10} more" if len(hit) > 10 else "")
@@ -150,12 +164,31 @@ def _check_not_artifacts(real: Path, project_path: Path, root: Path) -> None:
             "folder: a version cannot hold other versions. Give the file or folder of the data itself.")
 
 
-def _running_run(real: Path, project_path: Path) -> str | None:
+def _run_of(real: Path, project_path: Path) -> str | None:
     """The run id when `real` is inside a run folder of the project, else None."""
     runs = (project_path / "runs").resolve()
     if runs in real.parents:
         return real.relative_to(runs).parts[0]
     return None
+
+
+def _run_folder_around(real: Path) -> Path | None:
+    """The run folder (runs/<id>/ with a run.json) that holds `real`, in any project, or None."""
+    for folder in (real, *real.parents):
+        if folder.parent.name == "runs" and (folder / "run.json").is_file():
+            return folder
+    return None
+
+
+def _refuse_running(real: Path, given: str) -> None:
+    """A running run's files may change: refuse to reference them, from any project."""
+    from ..status import run_status
+    run_folder = _run_folder_around(real)
+    if run_folder is None or run_status(run_folder) != "running":
+        return
+    raise InvalidArgumentError(
+        f"run {run_folder.name!r} is still running, so its files may change and cannot be "
+        "referenced: copy them instead, or add the version after the run finished")
 
 
 class SourceInfo(NamedTuple):
@@ -167,6 +200,12 @@ class SourceInfo(NamedTuple):
     file_count: int
     total_bytes: int
     run_id: str | None               # the run of the project whose folder holds it, if any
+    left_out: list = []              # [(path, what it is)]: dangling links, FIFOs, sockets, devices
+
+    @property
+    def left_out_warning(self) -> str | None:
+        """One line naming every entry left out, or None."""
+        return f"path {self.given!r}: {left_out_text(self.left_out)}" if self.left_out else None
 
 
 def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: bool = False,
@@ -178,7 +217,7 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
 
     Raises:
         InvalidArgumentError: an unset variable, a path in or around an artifacts/ folder, a
-            running run's files given as a reference, no files.
+            running run's files given as a reference (in any project), a link loop, no files.
         SourceNotFoundError: the path does not exist.
     """
     project = check_project(project)
@@ -198,21 +237,19 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
                                   + ": give an existing file or folder.")
     real = Path(expanded).resolve()
     _check_not_artifacts(real, project_path, root)
-    run_id = _running_run(real, project_path)
-    if run_id is not None and reference:
-        from ..status import run_status
-        if run_status(project_path / "runs" / run_id) == "running":
-            raise InvalidArgumentError(
-                f"run {run_id!r} is still running, so its files may change and cannot be "
-                "referenced: copy them instead, or add the version after the run finished.")
+    run_id = _run_of(real, project_path)
+    if reference:
+        _refuse_running(real, given)
     single = real.is_file()
     if not single and not real.is_dir():
-        raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder.")
-    listing = list(walk_files(real, progress))
+        raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder")
+    left_out: list = []
+    listing = list(walk_files(real, progress, left_out))
     if not listing:
-        raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one.")
+        raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one"
+                                   + (f" ({left_out_text(left_out)})" if left_out else ""))
     return SourceInfo(given, real, single, listing, len(listing),
-                      sum(st.st_size for _, st in listing), run_id)
+                      sum(st.st_size for _, st in listing), run_id, left_out)
 
 
 def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
@@ -237,6 +274,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
             once at the start and end of each phase: 'listing' (files found so far, total
             None), then 'hashing' for a reference with checksum=True or 'copying' for a copy
             (bytes done, total bytes).
+    Links inside a folder are followed (a link loop is refused); dangling links, FIFOs,
+    sockets and device files are left out, named in one RuntimeWarning before anything is
+    written, and listed in the manifest's 'left_out'.
+
     Raises:
         InvalidNameError, InvalidArgumentError, InvalidTypeError: a bad argument.
         SourceNotFoundError: the path does not exist.
@@ -267,6 +308,8 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     real, single, listing, run_id = source.real, source.single, source.listing, source.run_id
     if run_id is not None and producer_doc is None:
         producer_doc = {"project": project, "run_id": run_id}
+    if source.left_out:                 # before anything is written: as an error, nothing is
+        warnings.warn(source.left_out_warning, RuntimeWarning, stacklevel=2)
 
     if reference:
         base, location = store_location(given, real, project_path)
@@ -291,6 +334,7 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
         "single_file": single, "checksum": (not reference) or checksum,
         "file_count": len(entries), "total_bytes": sum(e["size"] for e in entries),
         "files": entries, "producer": producer_doc,
+        "left_out": [{"path": p, "what": what} for p, what in source.left_out],
         "source": {"path": given, "run_id": run_id},
         "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "created_by": _user(), "host": socket.gethostname(),
@@ -325,10 +369,12 @@ def get_artifact(spec: str, *, project: str | None = None, dir=None) -> Artifact
                 f"Artifact {proj}/{name} has no versions in {project_path}{extra}. "
                 f"List them with 'nuboard artifact ls {proj}'.")
     path = store.version_dir(project_path, name, number)
-    manifest = read_manifest(path)
+    manifest, problem = read_manifest_checked(path)
     if manifest is None:
         label = f"{proj}/{name}:{version_label(number)}"
-        if read_manifest(store.version_dir(project_path, name, number, unlinked=True)) is not None:
+        if problem is not None:
+            raise ArtifactNotFoundError(f"Version {label} cannot be used: {problem}.")
+        if read_manifest_checked(store.version_dir(project_path, name, number, unlinked=True))[0] is not None:
             raise ArtifactNotFoundError(f"Version {label} is unlinked; restore it with "
                                         f"'nuboard artifact restore {label}' to use it.")
         raise ArtifactNotFoundError(f"Version {label} not found in {project_path}. "
@@ -360,12 +406,14 @@ def unlink_version(project: str, name: str, version: "int | str", *, dir=None) -
 
     Its number is never handed out again. Returns where the folder now is.
     """
-    return store.unlink_folder(_project_path(project, dir), check_artifact_name(name), parse_version(version))
+    return store.unlink_folder(_project_path(project, dir), check_artifact_name(name),
+                               parse_version(version), project=project)
 
 
 def restore_version(project: str, name: str, version: "int | str", *, dir=None) -> Path:
     """Bring an unlinked version back (atomic). Returns where the folder now is."""
-    return store.restore_folder(_project_path(project, dir), check_artifact_name(name), parse_version(version))
+    return store.restore_folder(_project_path(project, dir), check_artifact_name(name),
+                                parse_version(version), project=project)
 
 
 def promote_run_path(run_dir: "str | os.PathLike[str]", path: str, name: str, *, copy: bool = True,
@@ -374,6 +422,7 @@ def promote_run_path(run_dir: "str | os.PathLike[str]", path: str, name: str, *,
     folder ('files/checkpoints/step_06000'); the run is its producer and is never changed.
 
     copy=False references the files (relative to the project), which a running run refuses.
+    Entries that are not files or folders are left out with a RuntimeWarning (see add_artifact).
     Other options go to add_artifact (metadata, checksum, description).
     """
     from ..jsonfile import read_json

@@ -404,5 +404,5 @@ def _check_field(form: AddForm, name: str, check, *args, **kwargs) -> tuple[obje
         return None, _MISSING[name]
     try:
         return check(value, *args, **kwargs), None
-    except FieldError as exc:
-        return None, f"{FLAGS[name]}: {exc}"
+    except FieldError as exc:           # the messages are joined with '; ' and end in one '.'
+        return None, f"{FLAGS[name]}: {str(exc).rstrip('.')}"

@@ -14,6 +14,7 @@ manifest last.
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -23,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-from ..jsonfile import read_json, write_bytes_atomic
+from ..errors import InvalidArgumentError
+from ..jsonfile import open_regular, write_bytes_atomic
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -58,12 +60,21 @@ class Ticker:
         self.progress(self.phase, done, self.total)
 
 
-def walk_files(root: Path, progress: Progress | None = None) -> Iterator[tuple[str, os.stat_result]]:
-    """Every file under a folder as (path with '/' separators, stat), sorted; a file yields itself.
+class LinkLoopError(InvalidArgumentError):
+    """A folder given for a version holds a link that leads back to a folder it is inside."""
 
-    One stat per file (the folder entries tell files from folders). Symbolic links to files
-    count as files; links to folders are not followed. A file that vanishes while the folder is
-    listed is left out. progress, if given, gets ('listing', files so far, None).
+
+def walk_files(root: Path, progress: Progress | None = None,
+               left_out: "list[tuple[str, str]] | None" = None) -> Iterator[tuple[str, os.stat_result]]:
+    """Every regular file under a folder as (path with '/' separators, stat), sorted; a file
+    yields itself.
+
+    One stat per file (the folder entries tell files from folders). Links to files and to
+    folders are followed, each file keeping the path it has inside the folder (the link's, not
+    the target's); a link back to a folder on the current path raises LinkLoopError. A
+    dangling link, a FIFO, a socket or a device file is never opened: it is left out, and
+    (path, what it is) appended to left_out when given. A file that vanishes while the folder
+    is listed is left out. progress, if given, gets ('listing', files so far, None).
     """
     top = os.fspath(root)
     try:
@@ -78,39 +89,103 @@ def walk_files(root: Path, progress: Progress | None = None) -> Iterator[tuple[s
         return
     tick = Ticker(progress, "listing", None) if progress is not None else None
     count = 0
+    skipped = left_out if left_out is not None else []
     # Each folder's entries sorted by name, a folder's as 'name/': walking them depth first
     # gives the paths in the order of sorted(full paths), without sorting a million of them.
-    stack = [("", _folder_items(top))]
+    # A folder's (st_dev, st_ino) is on `on_path` while it is being walked: a link to one of
+    # them is a loop.
+    top_key = (st.st_dev, st.st_ino) if st is not None else None
+    on_path = {top_key: ""}
+    stack = [("", _folder_items(top, "", skipped), top_key)]
     while stack:
-        prefix, items = stack[-1]
+        prefix, items, _ = stack[-1]
         for key, path, st in items:
             if st is None:
-                stack.append((prefix + key, _folder_items(path)))
+                sub = prefix + key
+                try:
+                    dst = os.stat(path)
+                except FileNotFoundError:
+                    continue                        # removed while listed
+                folder_key = (dst.st_dev, dst.st_ino)
+                if folder_key in on_path:
+                    inside = on_path[folder_key]
+                    raise LinkLoopError(
+                        f"the link {sub.rstrip('/')!r} in {top!r} leads back to "
+                        + (f"the folder {inside.rstrip('/')!r} it is inside" if inside
+                           else "the folder itself")
+                        + " (a loop): remove the link, or give a folder without it")
+                on_path[folder_key] = sub
+                stack.append((sub, _folder_items(path, sub, skipped), folder_key))
                 break
             yield prefix + key, st
             count += 1
             if tick is not None and not count & 255:
                 tick(count)
         else:
-            stack.pop()
+            done = stack.pop()
+            on_path.pop(done[2], None)
     if tick is not None:
         tick.finish(count)
 
 
-def _folder_items(folder: str) -> Iterator[tuple[str, str, "os.stat_result | None"]]:
-    """A folder's files and subfolders as (sort key, path, stat or None for a folder), sorted."""
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in a word or two."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    return "not a regular file"
+
+
+def _folder_items(folder: str, prefix: str, left_out: list
+                  ) -> Iterator[tuple[str, str, "os.stat_result | None"]]:
+    """A folder's regular files and subfolders as (sort key, path, stat or None for a folder),
+    sorted; links followed; anything else appended to left_out as (path, what it is)."""
     items = []
     with os.scandir(folder) as entries:
         for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                items.append((entry.name + "/", entry.path, None))
-            elif entry.is_file():
-                try:
-                    items.append((entry.name, entry.path, entry.stat()))
-                except FileNotFoundError:
-                    pass
+            try:
+                if entry.is_symlink():
+                    try:
+                        st = os.stat(entry.path)
+                    except FileNotFoundError:
+                        left_out.append((prefix + entry.name, "a dangling link"))
+                        continue
+                    except OSError as exc:
+                        if exc.errno == errno.ELOOP:
+                            raise LinkLoopError(
+                                f"the link {prefix + entry.name!r} in {folder!r} leads back to "
+                                "itself (a loop): remove the link, or give a folder without it"
+                            ) from None
+                        raise
+                    if stat.S_ISDIR(st.st_mode):
+                        items.append((entry.name + "/", entry.path, None))
+                    elif stat.S_ISREG(st.st_mode):
+                        items.append((entry.name, entry.path, st))
+                    else:
+                        left_out.append((prefix + entry.name, "a link to " + _kind(st.st_mode)))
+                elif entry.is_dir(follow_symlinks=False):
+                    items.append((entry.name + "/", entry.path, None))
+                elif entry.is_file(follow_symlinks=False):
+                    items.append((entry.name, entry.path, entry.stat(follow_symlinks=False)))
+                else:
+                    left_out.append((prefix + entry.name,
+                                     _kind(entry.stat(follow_symlinks=False).st_mode)))
+            except FileNotFoundError:
+                pass                                # removed while listed
     items.sort(key=_first)
     return iter(items)
+
+
+def left_out_text(left_out: "list[tuple[str, str]]", limit: int = 50) -> str:
+    """'2 entries left out (not regular files): val (a dangling link), q (a FIFO)'."""
+    n = len(left_out)
+    shown = ", ".join(f"{path} ({what})" for path, what in left_out[:limit])
+    more = f" and {n - limit} more" if n > limit else ""
+    return (f"{n} {'entry' if n == 1 else 'entries'} left out, not being files or folders: "
+            f"{shown}{more}")
 
 
 def _first(item: tuple) -> str:
@@ -122,7 +197,7 @@ def _hash_into(path: "str | os.PathLike[str]", buf: bytearray, done: list, slot:
     """The SHA-256 of one file read through buf; adds the bytes read to done[slot] as it goes."""
     digest = hashlib.sha256()                  # update() releases the GIL for big chunks
     view = memoryview(buf)
-    with open(path, "rb", buffering=0) as fh:
+    with open_regular(path) as fh:             # never blocks on a FIFO swapped in
         while True:
             n = fh.readinto(buf)
             if not n:
@@ -214,7 +289,7 @@ def copy_file_hashed(src: Path, dst: Path, buf: bytearray | None = None,
     if buf is None:
         buf = bytearray(CHUNK)
     view = memoryview(buf)
-    with open(src, "rb", buffering=0) as fin, open(dst, "wb", buffering=0) as fout:
+    with open_regular(src) as fin, open(dst, "wb", buffering=0) as fout:
         while True:
             n = fin.readinto(buf)
             if not n:
@@ -304,13 +379,75 @@ def write_manifest(path: Path, doc: dict) -> None:
     write_bytes_atomic(Path(path), manifest_bytes(doc))
 
 
+INT64_MAX = 2**63 - 1
+_STR_OR_NONE = ("type", "description", "created_at", "created_by", "host")
+
+
+def _count(value: object) -> bool:
+    """A whole number a catalog can hold: an int (not a bool) in 0..2**63-1."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX
+
+
+def manifest_problem(doc: object) -> str | None:
+    """What makes a manifest unusable (a field of the wrong type or range), or None when fine."""
+    if not isinstance(doc, dict):
+        return f"the manifest is a JSON {type(doc).__name__}, not an object"
+    files = doc.get("files")
+    if not isinstance(files, list):
+        return "its 'files' is not a list"
+    for key in ("version", "file_count", "total_bytes"):
+        if key in doc and not _count(doc[key]):
+            return f"its {key!r} is {doc[key]!r:.40}, not a whole number of 0 to 2**63-1"
+    for key in _STR_OR_NONE:
+        if doc.get(key) is not None and not isinstance(doc[key], str):
+            return f"its {key!r} is {doc[key]!r:.40}, not text"
+    if doc.get("storage", "copy") not in ("copy", "reference"):
+        return f"its 'storage' is {doc.get('storage')!r:.40}, not copy or reference"
+    if doc.get("base", "version") not in ("version", "project", "filesystem"):
+        return f"its 'base' is {doc.get('base')!r:.40}, not version, project or filesystem"
+    if not isinstance(doc.get("location", "files"), str):
+        return f"its 'location' is {doc.get('location')!r:.40}, not text"
+    for key in ("single_file", "checksum"):
+        if key in doc and not isinstance(doc[key], bool):
+            return f"its {key!r} is {doc[key]!r:.40}, not true or false"
+    if doc.get("metadata") is not None and not isinstance(doc["metadata"], dict):
+        return f"its 'metadata' is {doc['metadata']!r:.40}, not an object"
+    for key in ("producer", "source"):
+        value = doc.get(key)
+        if value is not None and not isinstance(value, dict):
+            return f"its {key!r} is {value!r:.40}, not an object"
+    producer = doc.get("producer")
+    if producer is not None and not (isinstance(producer.get("project"), str)
+                                     and isinstance(producer.get("run_id"), str)):
+        return "its 'producer' lacks the 'project' and 'run_id' texts"
+    for i, entry in enumerate(files):                  # a million entries: keep this lean
+        if not (type(entry) is dict and type(entry.get("path")) is str and _count(entry.get("size"))):
+            return f"file {i + 1} of its 'files' is {entry!r:.60}, not a path and a size"
+        mtime, digest = entry.get("mtime"), entry.get("sha256")
+        if (mtime is not None and type(mtime) not in (int, float)) or \
+                (digest is not None and type(digest) is not str):
+            return f"file {entry['path']!r:.60} has a modification time or SHA-256 of the wrong type"
+    return None
+
+
+def read_manifest_checked(version_path: Path) -> tuple[dict | None, str | None]:
+    """A version folder's manifest and None; or None and why it cannot be used (None, None
+    when it has no manifest yet: an add in progress or killed)."""
+    try:                 # not read_json: a file name that is not UTF-8 is a lone \\udcXX escape
+        with open_regular(Path(version_path) / MANIFEST) as fh:
+            doc = json.loads(fh.read().decode("utf-8"))
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as exc:
+        return None, f"its manifest cannot be read ({exc})"
+    problem = manifest_problem(doc)
+    return (None, f"its manifest is damaged: {problem}") if problem else (doc, None)
+
+
 def read_manifest(version_path: Path) -> dict | None:
-    """A version folder's manifest, or None when it has none yet (an add in progress or killed)."""
-    try:
-        doc = read_json(Path(version_path) / MANIFEST)
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) and isinstance(doc.get("files"), list) else None
+    """A version folder's manifest, or None when it has none yet (an add in progress or
+    killed) or it is damaged (see manifest_problem)."""
+    return read_manifest_checked(version_path)[0]
 
 
 def summary_lines(doc: dict) -> list[str]:

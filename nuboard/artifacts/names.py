@@ -12,6 +12,7 @@ NAME_RULE = ("an artifact name is one segment of letters, digits, '.', '_' and '
              f"(1-{MAX_NAME} characters, not starting with '.'), such as 'fineweb-edu'")
 _NAME = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9._\-]*\Z")
 _VERSION = re.compile(r"v([1-9][0-9]*)\Z")
+MAX_VERSION = 2**63 - 1         # what a catalog (SQLite's int64) can hold
 
 
 def check_artifact_name(value: object) -> str:
@@ -52,11 +53,11 @@ def parse_version(value: object) -> int:
     if isinstance(value, bool):
         raise InvalidTypeError(f"version must be 'vN' or an int, not {value!r}")
     if isinstance(value, int):
-        if value >= 1:
+        if 1 <= value <= MAX_VERSION:
             return value
     elif isinstance(value, str):
         match = _VERSION.match(value) or (_VERSION.match("v" + value) if value.isdigit() else None)
-        if match:
+        if match and int(match.group(1)) <= MAX_VERSION:
             return int(match.group(1))
     else:
         raise InvalidTypeError(f"version must be 'vN' or an int, not {type(value).__name__} ({value!r:.80})")
@@ -64,9 +65,20 @@ def parse_version(value: object) -> int:
 
 
 def version_of_folder(name: str) -> int | None:
-    """The number of a version folder name ('v3' -> 3), or None for anything else."""
+    """The number of a version folder name ('v3' -> 3), or None for anything else (also for
+    a number beyond 2**63-1, which no version ever gets: see folder_problem)."""
     match = _VERSION.match(name)
-    return int(match.group(1)) if match else None
+    if not match or len(match.group(1)) > 19:
+        return None
+    number = int(match.group(1))
+    return number if number <= MAX_VERSION else None
+
+
+def folder_problem(name: str) -> str | None:
+    """Why a folder named like a version ('v99999999999999999999') is not one, or None."""
+    if _VERSION.match(name) and version_of_folder(name) is None:
+        return f"{name[:40]} is beyond the highest version number (2**63-1)"
+    return None
 
 
 def split_artifact_name(text: object, project: str | None = None) -> tuple[str, str]:

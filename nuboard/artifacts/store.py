@@ -21,7 +21,7 @@ from typing import Iterator
 from ..jsonfile import fsync_dir, clean_stray_temps, read_json, write_json_atomic
 from .errors import ArtifactNotFoundError, VersionStateError
 from .manifest import MANIFEST
-from .names import version_label, version_of_folder
+from .names import MAX_VERSION, version_label, version_of_folder
 
 ARTIFACTS = "artifacts"
 UNLINKED = ".unlinked"
@@ -75,7 +75,8 @@ def _last_recorded(project_path: Path, name: str) -> int:
         value = read_json(name_dir(project_path, name) / LAST)
     except (OSError, ValueError):
         return 0
-    return value.get("version", 0) if isinstance(value, dict) and isinstance(value.get("version"), int) else 0
+    number = value.get("version") if isinstance(value, dict) else None
+    return number if isinstance(number, int) and 0 <= number < MAX_VERSION else 0
 
 
 def next_version(project_path: Path, name: str) -> int:
@@ -137,18 +138,21 @@ def latest_version(project_path: Path, name: str) -> int | None:
     return versions[-1] if versions else None
 
 
-def _move(project_path: Path, name: str, number: int, *, to_unlinked: bool) -> Path:
+def _move(project_path: Path, name: str, number: int, *, to_unlinked: bool,
+          project: str | None = None) -> Path:
     src = version_dir(project_path, name, number, unlinked=not to_unlinked)
     dst = version_dir(project_path, name, number, unlinked=to_unlinked)
-    label = f"{name}:{version_label(number)}"
+    label = f"{project + '/' if project else ''}{name}:{version_label(number)}"
     with name_lock(project_path, name):
         if not is_complete(src):
             if is_complete(dst):
                 state = "already unlinked" if to_unlinked else "not unlinked"
-                raise VersionStateError(f"Version {label} is {state}; nothing was moved.")
+                where = f" in project {project!r}" if project else f" in {project_path}"
+                raise VersionStateError(f"Version {label} is {state}{where}; nothing was moved.")
             raise ArtifactNotFoundError(
                 f"Version {label} not found in {project_path}. List the versions with "
-                f"'nuboard artifact ls{' --unlinked' if not to_unlinked else ''}'.")
+                f"'nuboard artifact ls{' ' + project if project else ''}"
+                f"{' --unlinked' if not to_unlinked else ''}'.")
         if os.path.lexists(dst):
             raise VersionStateError(
                 f"Cannot move version {label}: {dst} is in the way. Move or remove it by hand.")
@@ -164,11 +168,13 @@ def _move(project_path: Path, name: str, number: int, *, to_unlinked: bool) -> P
     return dst
 
 
-def unlink_folder(project_path: Path, name: str, number: int) -> Path:
-    """Move a version folder to artifacts/.unlinked/<name>/; return where it now is."""
-    return _move(project_path, name, number, to_unlinked=True)
+def unlink_folder(project_path: Path, name: str, number: int, *, project: str | None = None) -> Path:
+    """Move a version folder to artifacts/.unlinked/<name>/; return where it now is.
+
+    project, when given, names the version in the messages ('datasets/x:v3')."""
+    return _move(project_path, name, number, to_unlinked=True, project=project)
 
 
-def restore_folder(project_path: Path, name: str, number: int) -> Path:
+def restore_folder(project_path: Path, name: str, number: int, *, project: str | None = None) -> Path:
     """Move an unlinked version folder back; return where it now is."""
-    return _move(project_path, name, number, to_unlinked=False)
+    return _move(project_path, name, number, to_unlinked=False, project=project)
