@@ -386,7 +386,9 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
                                                 runs.c.run_id == bindparam("b_run_id"))
                              .values(heartbeat_mtime=bindparam("b_mtime")), beats)
     report.removed = len(gone) - len(drop)
-    report.versions = sync_versions(catalog, full)._asdict()
+    versions = sync_versions(catalog, full)
+    report.versions = versions.counts()
+    report.skipped.extend(versions.skipped)          # damaged versions, with the reason
     bound_wal(catalog)
     return report
 

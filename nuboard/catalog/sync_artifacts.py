@@ -22,8 +22,8 @@ from typing import NamedTuple
 from sqlalchemy import and_, delete, select, tuple_
 
 from .. import layout
-from ..artifacts.manifest import MANIFEST, read_manifest
-from ..artifacts.names import version_of_folder
+from ..artifacts.manifest import MANIFEST, read_manifest_checked
+from ..artifacts.names import folder_problem, version_of_folder
 from ..artifacts.store import ARTIFACTS, UNLINKED
 from ..run_links import read_uses
 from .tables import artifacts, lineage, versions
@@ -36,10 +36,20 @@ class VersionReport(NamedTuple):
     updated: int
     removed: int
     uses: int = 0            # 1 when the use notes (runs of any project using a version) changed
+    skipped: tuple = ()      # ('artifacts/<name>/v<N>', why) for each folder that is not a version
+
+    def counts(self) -> dict:
+        """The counts without the skipped folders (a SyncReport's 'versions')."""
+        return {"added": self.added, "updated": self.updated, "removed": self.removed,
+                "uses": self.uses}
 
 
-def _found_versions(project_path: Path) -> dict[tuple[str, int], tuple[Path, bool, str]]:
-    """(name, number) -> (version folder, unlinked, signature), for versions with a manifest."""
+def _found_versions(project_path: Path, skipped: list | None = None
+                    ) -> dict[tuple[str, int], tuple[Path, bool, str]]:
+    """(name, number) -> (version folder, unlinked, signature), for versions with a manifest.
+
+    A folder named like a version with a number no version gets (beyond 2**63-1) is not one:
+    appended to skipped as (its path in the project, why)."""
     found: dict[tuple[str, int], tuple[Path, bool, str]] = {}
     base = project_path / ARTIFACTS
     for unlinked, folder in ((False, base), (True, base / UNLINKED)):
@@ -55,6 +65,9 @@ def _found_versions(project_path: Path) -> dict[tuple[str, int], tuple[Path, boo
             for label in labels:
                 number = version_of_folder(label)
                 if number is None:
+                    why = folder_problem(label)
+                    if why is not None and skipped is not None:
+                        skipped.append((_shown(unlinked, name, label), why))
                     continue
                 path = folder / name / label
                 try:
@@ -66,6 +79,10 @@ def _found_versions(project_path: Path) -> dict[tuple[str, int], tuple[Path, boo
                     continue                          # linked and unlinked at once: linked wins
                 found[key] = (path, unlinked, f"{int(unlinked)}:{st.st_size}:{st.st_mtime_ns}")
     return found
+
+
+def _shown(unlinked: bool, name: str, label: str) -> str:
+    return f"{ARTIFACTS}/{UNLINKED + '/' if unlinked else ''}{name}/{label}"[:200]
 
 
 def file_list_digest(files: list) -> str:
@@ -96,7 +113,7 @@ def _version_row(doc: dict, artifact_id: int, number: int, unlinked: bool, path:
         "files": _i(doc.get("file_count")), "storage": _s(doc.get("storage")),
         "base": _s(doc.get("base")), "location": _s(doc.get("location")),
         "description": _s(doc.get("description")),
-        "metadata": json.dumps(meta, ensure_ascii=False) if isinstance(meta, dict) else None,
+        "metadata": _s(json.dumps(meta, ensure_ascii=False)) if isinstance(meta, dict) else None,
         "producer_project": _s(producer.get("project")), "producer_run": _s(producer.get("run_id")),
         "created": _s(doc.get("created_at")), "created_by": _s(doc.get("created_by")),
         "unlinked": unlinked, "folder_mtime_ns": mtime_ns, "signature": signature,
@@ -112,7 +129,14 @@ def _run_exists(root: Path, project: str, run_id: str) -> bool:
 
 
 def _s(value) -> str | None:
-    return value if isinstance(value, str) else None
+    """A text for the catalog; a lone surrogate (a file name that was not UTF-8) as \\udcXX."""
+    if not isinstance(value, str):
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
 
 
 def _i(value) -> int | None:
@@ -128,7 +152,8 @@ def _artifact_ids(conn, project_id: int) -> dict[str, int]:
 def sync_versions(catalog, full: bool = False) -> VersionReport:
     """Bring the versions, artifacts and 'manifest'/'use' lineage rows up to date."""
     project_path = Path(catalog.project_dir)
-    found = _found_versions(project_path)
+    skipped: list[tuple[str, str]] = []
+    found = _found_versions(project_path, skipped)
     with catalog.reader.connect() as conn:
         known = {(r.name, r.version): r.signature for r in conn.execute(
             select(artifacts.c.name, versions.c.version, versions.c.signature)
@@ -142,12 +167,15 @@ def sync_versions(catalog, full: bool = False) -> VersionReport:
     uses = {(u["name"], u["version"], u["project"], u["run_id"]) for u in read_uses(project_path)
             if _run_exists(catalog.root, u["project"], u["run_id"])}
     if not changed and not gone and uses == old_uses:
-        return VersionReport(0, 0, 0)
+        return VersionReport(0, 0, 0, skipped=tuple(skipped))
     docs = {}
     for key in changed:
-        doc = read_manifest(found[key][0])
+        doc, why = read_manifest_checked(found[key][0])
         if doc is not None:
             docs[key] = doc
+        elif why is not None:                 # damaged: not indexed, read again next sync
+            name, number = key
+            skipped.append((_shown(found[key][1], name, f"v{number}"), why))
     with catalog.writer.begin() as conn:
         ids = _artifact_ids(conn, catalog.project_id)
         drop = gone + [k for k in changed if k in known]
@@ -175,7 +203,7 @@ def sync_versions(catalog, full: bool = False) -> VersionReport:
             if rows:
                 conn.execute(lineage.insert().prefix_with("OR IGNORE"), rows)
     added = sum(1 for k in docs if k not in known)
-    return VersionReport(added, len(docs) - added, len(gone), int(uses != old_uses))
+    return VersionReport(added, len(docs) - added, len(gone), int(uses != old_uses), tuple(skipped))
 
 
 def _delete_versions(conn, catalog, ids: dict[str, int], keys: list[tuple[str, int]]) -> None:

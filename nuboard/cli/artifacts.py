@@ -94,19 +94,31 @@ def _progress_bar():
 
 
 def _add_version(form: AddForm, root: Path):
-    """Add the version a complete form describes; return the Artifact."""
+    """Add the version a complete form describes; return the Artifact. Its warnings (entries
+    left out) are printed as one 'nuboard: warning: ...' line each on stderr."""
+    import warnings
     from ..artifacts import add_artifact
     target = check_target(form.target, root)
     metadata = {key: value for key, value, _ in form.metadata}
     progress, stop = _progress_bar()
     options = {"progress": progress} if progress is not None else {}
+    caught: list = []
     try:
-        return add_artifact(target.project, target.name, form.path, type=form.type,
-                            metadata=metadata, reference=form.store == "reference",
-                            checksum=bool(form.checksum), description=form.description,
-                            dir=root, **options)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            made = add_artifact(target.project, target.name, form.path, type=form.type,
+                                metadata=metadata, reference=form.store == "reference",
+                                checksum=bool(form.checksum), description=form.description,
+                                dir=root, **options)
     finally:
         stop()
+        _echo_warnings(caught)
+    return made
+
+
+def _echo_warnings(caught) -> None:
+    for warning in caught:
+        click.echo(f"nuboard: warning: {' '.join(str(warning.message).split())}", err=True)
 
 
 def index_versions(root: Path, project: str) -> None:
@@ -123,9 +135,9 @@ def index_versions(root: Path, project: str) -> None:
 @artifact.command("add", short_help="Add a version (flags, or questions in a terminal).")
 @click.argument("target", required=False, metavar="[PROJECT/NAME]")
 @click.argument("path", required=False)
-@click.option("--ref", "store", flag_value="reference", default=None,
+@click.option("--ref", "ref", is_flag=True,
               help="Reference the files where they are (records sizes and times).")
-@click.option("--copy", "store", flag_value="copy", help="Copy the files into the version.")
+@click.option("--copy", "copy", is_flag=True, help="Copy the files into the version.")
 @click.option("--type", "kind", metavar="TYPE", help="dataset, model, checkpoint, report or other.")
 @click.option("--description", metavar="TEXT", help="What this version is.")
 @click.option("--meta", multiple=True, metavar="KEY=VALUE",
@@ -137,7 +149,7 @@ def index_versions(root: Path, project: str) -> None:
 @click.option("--no-input", is_flag=True, help="Never ask: a missing value is an error.")
 @dir_option
 @debug_option
-def add(target, path, store, kind, description, meta, meta_file, checksum, dry_run, no_input,
+def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, dry_run, no_input,
         root: Path) -> None:
     """Add a version of an artifact: a file or folder, copied or referenced.
 
@@ -156,6 +168,9 @@ def add(target, path, store, kind, description, meta, meta_file, checksum, dry_r
           --type checkpoint --description "best validation loss"
       nuboard artifact add          # asks for everything
     """
+    if ref and copy:
+        raise click.UsageError("give --ref or --copy, not both")
+    store = "reference" if ref else "copy" if copy else None
     items, problems = parse_meta_flags(meta)
     if meta_file is not None:
         from_file, file_problems = _meta_file(meta_file)
@@ -177,6 +192,8 @@ def add(target, path, store, kind, description, meta, meta_file, checksum, dry_r
     if dry_run:
         target_info = check_target(form.target, root)
         source = check_path(form.path, root, target_info.project, reference=form.store == "reference")
+        if source.left_out:
+            click.echo(f"nuboard: warning: {source.left_out_warning}", err=True)
         click.echo(f"Would add {target_info.project}/{target_info.name}:v{target_info.next_version} "
                    f"({form.store}, {format_count(source.file_count)}, "
                    f"{format_size(source.total_bytes)}); nothing was written (--dry-run).")
@@ -202,8 +219,10 @@ def _fix_in_wizard(form: AddForm, problems: list[str], root: Path) -> AddForm | 
 
 # ---- naming a version on the command line ----
 
-def parse_cli_spec(spec: str, *, version_needed: bool = True) -> tuple[str, str, int | None]:
-    """'project/name:vN' (or 'project/name' where version_needed is False) as the CLI takes it."""
+def parse_cli_spec(spec: str, *, version_needed: bool = True, all_hint: bool = False
+                   ) -> tuple[str, str, int | None]:
+    """'project/name:vN' (or 'project/name' where version_needed is False) as the CLI takes it;
+    all_hint: a missing version's message also offers 'project/name --all'."""
     from ..artifacts import parse_spec
     if "/" not in spec.rpartition(":")[0] and "/" not in spec:
         raise InvalidArgumentError(f"artifact {spec!r} names no project: write it as "
@@ -211,7 +230,9 @@ def parse_cli_spec(spec: str, *, version_needed: bool = True) -> tuple[str, str,
     project, name, number = parse_spec(spec)
     if version_needed and number is None:
         raise InvalidArgumentError(f"artifact {spec!r} names no version: write "
-                                   f"'{project}/{name}:vN' (such as 'datasets/fineweb-edu:v3').")
+                                   f"'{project}/{name}:vN' (such as 'datasets/fineweb-edu:v3')"
+                                   + (f", or '{project}/{name} --all' for every version"
+                                      if all_hint else "") + ".")
     return project, name, number
 
 
@@ -220,16 +241,23 @@ def parse_cli_spec(spec: str, *, version_needed: bool = True) -> tuple[str, str,
 LS_HEADERS = ["ARTIFACT", "VERSION", "TYPE", "STORE", "FILES", "SIZE", "CREATED", "PRODUCER"]
 
 
-def version_records(root: Path, project: str, unlinked: bool) -> list[dict]:
-    """Every version of a project (or its unlinked ones), newest first per artifact."""
+def version_records(root: Path, project: str, unlinked: bool,
+                    skipped: list | None = None) -> list[dict]:
+    """Every version of a project (or its unlinked ones), newest first per artifact; a damaged
+    one is left out, and ('project/name:vN', why) appended to skipped when given."""
     from ..artifacts import store
-    from ..artifacts.manifest import read_manifest
+    from ..artifacts.manifest import read_manifest_checked
     from ..layout import project_dir
     project_path = project_dir(root, project)
     records = []
     for name in store.list_names(project_path, unlinked=unlinked):
         for number in reversed(store.list_versions(project_path, name, unlinked=unlinked)):
-            doc = read_manifest(store.version_dir(project_path, name, number, unlinked=unlinked)) or {}
+            doc, why = read_manifest_checked(store.version_dir(project_path, name, number,
+                                                               unlinked=unlinked))
+            if doc is None:
+                if skipped is not None:
+                    skipped.append((f"{project}/{name}:v{number}", why or "it has no manifest"))
+                continue
             producer = doc.get("producer") if isinstance(doc.get("producer"), dict) else None
             records.append({
                 "project": project, "name": name, "version": number,
@@ -270,7 +298,10 @@ def ls(project: str | None, unlinked: bool, as_json: bool, root: Path) -> None:
     else:
         check_root(root)
         projects = find_projects(root)
-    records = [r for p in projects for r in version_records(root, p, unlinked)]
+    skipped: list = []
+    records = [r for p in projects for r in version_records(root, p, unlinked, skipped)]
+    for spec, why in skipped:
+        click.echo(f"nuboard: skipped {spec}: {' '.join(why.split())}", err=True)
     if as_json:
         click.echo(formats.json_text(records))
         return
@@ -288,9 +319,11 @@ def ls(project: str | None, unlinked: bool, as_json: bool, root: Path) -> None:
 
 # ---- show ----
 
-def show_lines(version, used_by: list[str], problems) -> list[str]:
-    """A version as the lines `artifact show` prints (pure: the check is done by the caller)."""
+def show_lines(version, used_by: list[str], problems, verified: bool = False) -> list[str]:
+    """A version as the lines `artifact show` prints (pure: the check is done by the caller;
+    verified: the check re-hashed the files that have a SHA-256)."""
     doc = version.manifest
+    verified = ", SHA-256 re-hashed" if verified and doc.get("checksum") else ""
     producer = version.producer
     source = doc.get("source") or {}
     lines = [f"{version.spec}" + ("  (unlinked)" if version.unlinked else ""),
@@ -306,6 +339,12 @@ def show_lines(version, used_by: list[str], problems) -> list[str]:
              f"  files at     {version.files}",
              f"  description  {version.description}" if version.description else None]
     lines = [line for line in lines if line is not None]
+    left_out = doc.get("left_out") if isinstance(doc.get("left_out"), list) else []
+    if left_out:
+        lines.append(f"  left out     {len(left_out):,} not files or folders when it was made: "
+                     + ", ".join(f"{e.get('path')} ({e.get('what')})" for e in left_out[:20]
+                                 if isinstance(e, dict))
+                     + (f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""))
     if version.metadata:
         lines.append("  metadata     " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}"
                                                  for k, v in version.metadata.items()))
@@ -319,8 +358,10 @@ def show_lines(version, used_by: list[str], problems) -> list[str]:
             lines.append(f"    {p.path}: {p.detail}")
         if len(problems) > 20:
             lines.append(f"    ... and {len(problems) - 20} more")
+    elif len(version) == 1:
+        lines.append("  check        the 1 file is there and unchanged" + verified)
     else:
-        lines.append(f"  check        all {len(version):,} files there and unchanged")
+        lines.append(f"  check        all {len(version):,} files there and unchanged" + verified)
     return lines
 
 
@@ -342,15 +383,19 @@ def used_by(root: Path, project: str, name: str, number: int) -> list[str]:
 @artifact.command("show", short_help="Print a version and check its files.")
 @click.argument("spec", metavar="PROJECT/NAME:vN")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest and the check as JSON.")
+@click.option("--verify", is_flag=True,
+              help="Also re-hash every file that has a SHA-256 (reads all the data once).")
 @dir_option
 @debug_option
-def show(spec: str, as_json: bool, root: Path) -> None:
+def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
     """Print one version: who added it, where its files are, who used it, and a check that
     every file is still there with its size (exit 1 when one is missing or changed).
+    Modification times are not compared. --verify re-hashes the files that have a SHA-256.
 
     \b
     Example:
       nuboard artifact show datasets/fineweb-edu:v3
+      nuboard artifact show datasets/fineweb-edu:v3 --verify
     """
     from ..artifacts import get_artifact
     from ..artifacts.errors import ArtifactNotFoundError
@@ -362,7 +407,16 @@ def show(spec: str, as_json: bool, root: Path) -> None:
         version = _unlinked_version(root, project, name, number)
         if version is None:
             raise
-    problems = [] if version.unset_variables else version.check()
+    if version.unset_variables:
+        problems = []
+    elif verify:
+        progress, stop = _progress_bar()
+        try:
+            problems = version.verify(progress)
+        finally:
+            stop()
+    else:
+        problems = version.check()
     users = used_by(root, project, name, version.version)
     if as_json:
         click.echo(json.dumps({"spec": version.spec, "unlinked": version.unlinked,
@@ -372,7 +426,7 @@ def show(spec: str, as_json: bool, root: Path) -> None:
                                "manifest": {k: v for k, v in version.manifest.items() if k != "files"}},
                               indent=2, ensure_ascii=False))
     else:
-        for line in show_lines(version, users, problems):
+        for line in show_lines(version, users, problems, verified=verify):
             click.echo(line)
     if problems or version.unset_variables:
         raise SystemExit(1)
@@ -415,7 +469,7 @@ def unlink(spec: str, every: bool, root: Path) -> None:
     if every and ":" in spec:
         raise click.UsageError(f"give either {spec.rpartition(':')[0]}:vN or "
                                f"{spec.rpartition(':')[0]} --all, not both.")
-    project, name, number = parse_cli_spec(spec, version_needed=not every)
+    project, name, number = parse_cli_spec(spec, version_needed=not every, all_hint=True)
     check_project_exists(root, project)
     numbers = list_versions(project, name, dir=root) if every else [number]
     if not numbers:

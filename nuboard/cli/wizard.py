@@ -148,6 +148,8 @@ class _Wizard:
                                      reference=self.form.store == "reference")
             self.form.path = text
             self.ok(source_summary(self.source))
+            if self.source.left_out:            # dangling links, FIFOs: named, then added without
+                self.say(f"  ⚠ {self.source.left_out_warning}")
         return self.ask_until("path", self.form.path, accept)
 
     def ask_store(self) -> object:

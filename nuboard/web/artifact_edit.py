@@ -7,6 +7,7 @@ the catalog is synced after.
 """
 from __future__ import annotations
 
+import warnings
 from urllib.parse import urlencode
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
@@ -97,6 +98,29 @@ def add(project: str):
     options = dict(type=form.type.strip().lower(), metadata=checked.metadata,
                    description=form.description.strip(), checksum=form.checksum)
     try:
+        made, warned = _add(form, checked, options)
+    except NuBoardError as exc:
+        checked.problems["path"] = str(exc)
+        if wants_json():
+            return _checked_json(checked), 400
+        return render_template("new_version.html", **_form_context(form, checked)), 400
+    catalogs().sync_now(made.project)
+    target = url_for("artifacts.version", project=made.project, name=made.name,
+                     number=made.version)
+    spec = f"{made.project}/{made.name}:v{made.version}"
+    if wants_json():
+        return {"added": spec, "url": target, "warnings": warned}, 201
+    if warned:                      # said on a page of its own, never only in the server's log
+        return render_template("version_added.html", project=made.project, spec=spec,
+                               url=target, warnings=warned), 201
+    return redirect(target, code=303)
+
+
+def _add(form: VersionForm, checked, options: dict) -> tuple:
+    """Add the version; return it and the RuntimeWarnings its add gave (entries left out),
+    recorded rather than emitted or raised, whatever the process's warning filters say."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
         if form.run:
             run_dir = layout.run_dir(root_dir(), form.project, form.run)
             rel = checked.source.real.relative_to(run_dir.resolve())
@@ -105,15 +129,13 @@ def add(project: str):
         else:
             made = add_artifact(form.project, form.name, str(checked.source.real),
                                 reference=True, dir=root_dir(), **options)
-    except NuBoardError as exc:
-        checked.problems["path"] = str(exc)
-        return render_template("new_version.html", **_form_context(form, checked)), 400
-    catalogs().sync_now(made.project)
-    target = url_for("artifacts.version", project=made.project, name=made.name,
-                     number=made.version)
-    if wants_json():
-        return {"added": f"{made.project}/{made.name}:v{made.version}", "url": target}, 201
-    return redirect(target, code=303)
+    warned = []
+    for w in caught:
+        if issubclass(w.category, RuntimeWarning):
+            warned.append(str(w.message))
+        else:                       # not ours to show: passed on as it came
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return made, warned
 
 
 @artifact_edit.get("/p/<project:project>/.artifact/<name>/v<int:number>/unlink")

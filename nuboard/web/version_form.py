@@ -129,7 +129,8 @@ def metadata_of(rows: list[tuple[str, str, str]]) -> tuple[dict, list[str]]:
 
 def check_form(form: VersionForm, root: Path, *, read_data: bool = True) -> Checked:
     """Every field checked at once, with the path's file count and size, and the warnings:
-    10,000 files or more, and files the same as the artifact's latest version.
+    entries left out (dangling links, FIFOs, sockets, devices), 10,000 files or more, and
+    files the same as the artifact's latest version.
 
     read_data=False (the check as the user types) never reads the files' contents: against a
     copied latest version, whose manifest has SHA-256 but no times, sameness is then left to
@@ -162,6 +163,8 @@ def check_form(form: VersionForm, root: Path, *, read_data: bool = True) -> Chec
             src = checked.source
             checked.notes["path"] = (f"{format_count(src.file_count)}, "
                                      f"{format_size(src.total_bytes)} at {src.real}")
+            if src.left_out:                     # dangling links, FIFOs, sockets, devices
+                checked.warnings.append(src.left_out_warning)
             if src.file_count >= MANY_FILES:
                 checked.warnings.append(
                     f"{src.file_count:,} files: every use_artifact checks each one; consider "
