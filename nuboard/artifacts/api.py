@@ -182,10 +182,17 @@ def _run_folder_around(real: Path) -> Path | None:
 
 def _refuse_running(real: Path, given: str) -> None:
     """A running run's files may change: refuse to reference them, from any project."""
+    from ..jsonfile import read_json
     from ..status import run_status
     run_folder = _run_folder_around(real)
-    if run_folder is None or run_status(run_folder) != "running":
+    if run_folder is None:
         return
+    try:
+        doc = read_json(run_folder / "run.json")
+    except (OSError, ValueError):
+        return
+    if not isinstance(doc, dict) or doc.get("status") != "running" or run_status(run_folder, doc) == "lost":
+        return                    # finished, or lost (no heartbeat for long); a first beat may be due
     raise InvalidArgumentError(
         f"run {run_folder.name!r} is still running, so its files may change and cannot be "
         "referenced: copy them instead, or add the version after the run finished")
