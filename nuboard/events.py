@@ -1,13 +1,17 @@
 """The event log format: framed, checksummed binary records, and a reader for one file.
 
-A log starts with an 8-byte header, b"NBEV" then the format version and flags (two
-little-endian u16). Then come frames:
+A log starts with a header: b"NBEV", the format version and flags (two little-endian u16)
+and, from format 2 on, the file's salt three times (u32 each). Then come frames:
 
     magic  4 bytes  b"\\x8dNBr"
     length u32      length of the payload
-    hcrc   u32      crc32 of magic + length
+    hcrc   u32      crc32 of magic + length, started at the salt
     payload         kind (u8) + body
-    pcrc   u32      crc32 of the payload
+    pcrc   u32      crc32 of the payload, started at the salt
+
+The salt is a random non-zero u32 drawn when the file is created (format 1 has none: its crcs
+start at 0). Logged values cannot know it, so a frame that sits inside a record's values never
+checks out, and resynchronising after a damaged record cannot return points nobody logged.
 
 Kinds: META (JSON: rank, session, run id, pid, start time), KEY (u32 key id + UTF-8 name)
 and POINTS (u32 key id, u32 count, u8 step mode, steps, then count f64 wall times and
@@ -21,18 +25,23 @@ writer's file) and a corrupt record when one does; reading resumes at the next v
 from __future__ import annotations
 
 import json
+import os
 import struct
 import sys
 import zlib
 from array import array
 from pathlib import Path
 
+from .jsonfile import open_regular
+
 FILE_MAGIC = b"NBEV"
-FORMAT_VERSION = 1
-FILE_HEADER = FILE_MAGIC + struct.pack("<HH", FORMAT_VERSION, 0)
+FORMAT_VERSION = 2          # the format written; 1 (no salt) is still read
+FILE_HEADER_V1 = FILE_MAGIC + struct.pack("<HH", 1, 0)
+FILE_HEADER = FILE_HEADER_V1    # a format-1 header: with frames of salt 0, a log built by hand
+_HEADER_V2 = struct.Struct("<4sHHIII")
 FRAME_MAGIC = b"\x8dNBr"
 _HEAD = struct.Struct("<4sII")
-_CRC = struct.Struct("<I")
+_CRC = _LEN = struct.Struct("<I")
 _POINTS = struct.Struct("<BIIB")
 _ARITH = struct.Struct("<qq")
 _KEY = struct.Struct("<BI")
@@ -51,21 +60,36 @@ def _le(arr: array) -> bytes:
     return arr.tobytes()
 
 
-def frame(payload: bytes) -> bytes:
-    """Frame one payload: magic, length, header crc, payload, payload crc."""
-    head = FRAME_MAGIC + struct.pack("<I", len(payload))
-    return b"".join((head, _CRC.pack(zlib.crc32(head)), payload, _CRC.pack(zlib.crc32(payload))))
+def new_salt() -> int:
+    """A random non-zero u32 for a new log (0 is format 1's 'no salt')."""
+    while True:
+        salt = int.from_bytes(os.urandom(4), "little")
+        if salt:
+            return salt
 
 
-def meta_record(doc: dict) -> bytes:
-    return frame(bytes([META]) + json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+def file_header(salt: int) -> bytes:
+    """The header of a format-2 log: magic, version, flags and the salt three times (a flipped
+    bit in one copy is outvoted by the other two)."""
+    return _HEADER_V2.pack(FILE_MAGIC, FORMAT_VERSION, 0, salt, salt, salt)
 
 
-def key_record(key_id: int, name: str) -> bytes:
-    return frame(_KEY.pack(KEY, key_id) + name.encode("utf-8"))
+def frame(payload: bytes, salt: int = 0) -> bytes:
+    """Frame one payload: magic, length, header crc, payload, payload crc (crcs start at salt)."""
+    head = FRAME_MAGIC + _LEN.pack(len(payload))
+    return b"".join((head, _CRC.pack(zlib.crc32(head, salt)), payload,
+                     _CRC.pack(zlib.crc32(payload, salt))))
 
 
-def points_record(key_id: int, steps: array, walls: array, values: array) -> bytes:
+def meta_record(doc: dict, salt: int = 0) -> bytes:
+    return frame(bytes([META]) + json.dumps(doc, ensure_ascii=False).encode("utf-8"), salt)
+
+
+def key_record(key_id: int, name: str, salt: int = 0) -> bytes:
+    return frame(_KEY.pack(KEY, key_id) + name.encode("utf-8"), salt)
+
+
+def points_record(key_id: int, steps: array, walls: array, values: array, salt: int = 0) -> bytes:
     """Frame a batch of points of one scalar; steps in an arithmetic run cost 16 bytes in all."""
     n = len(values)
     if n >= 2:
@@ -73,9 +97,9 @@ def points_record(key_id: int, steps: array, walls: array, values: array) -> byt
         if stride > 0 and steps[-1] == start + (n - 1) * stride and \
                 steps == array("q", range(start, start + n * stride, stride)):
             body = _POINTS.pack(POINTS, key_id, n, 1) + _ARITH.pack(start, stride)
-            return frame(b"".join((body, _le(walls), _le(values))))
+            return frame(b"".join((body, _le(walls), _le(values))), salt)
     body = _POINTS.pack(POINTS, key_id, n, 0)
-    return frame(b"".join((body, _le(steps), _le(walls), _le(values))))
+    return frame(b"".join((body, _le(steps), _le(walls), _le(values))), salt)
 
 
 class Chunk:
@@ -121,11 +145,13 @@ class LogReader:
         self.meta: dict | None = None
         self.keys: dict[int, str] = {}
         self.stats = ReadStats()
+        self.version: int | None = None     # the file's format, once its header is read
+        self.salt = 0
 
     def read(self) -> list[Chunk]:
         """Read the complete frames appended since the last call; stop cleanly at a torn tail."""
         try:
-            with open(self.path, "rb") as fh:
+            with open_regular(self.path) as fh:
                 fh.seek(self.offset)
                 data = fh.read()
         except OSError as exc:
@@ -133,31 +159,22 @@ class LogReader:
             return []
         base = 0
         if self.offset == 0:
-            if len(data) < len(FILE_HEADER):
-                self.stats.torn_tail_bytes = len(data)
+            base = self._read_header(data)
+            if base is None:
                 return []
-            if data[:4] != FILE_MAGIC:
-                self.stats.header_ok = False
-                self._problem(f"{self.path} is not a NuBoard event log (bad header)")
-            else:
-                version = struct.unpack_from("<H", data, 4)[0]
-                if version > FORMAT_VERSION:
-                    self.stats.header_ok = False
-                    self._problem(f"{self.path} has event log format {version}; this NuBoard "
-                                  f"reads up to {FORMAT_VERSION}: upgrade nuboard")
-                    return []
-            base = len(FILE_HEADER)
         chunks: list[Chunk] = []
-        pos, end = base, len(data)
+        pos, end, salt = base, len(data), self.salt
         self.stats.torn_tail_bytes = 0
         while pos < end:
-            size = _frame_size(data, pos)
+            size = _frame_size(data, pos, salt)
             if size is None:
-                nxt = _next_frame(data, pos + 1)
+                nxt = _next_frame(data, pos + 1, salt)
                 if nxt is None:
                     self.stats.torn_tail_bytes = end - pos
                     break
                 self.stats.corrupt_records += 1
+                self._problem(f"{self.path}: skipped {nxt - pos} damaged bytes at offset "
+                              f"{self.offset + pos}")
                 pos = nxt
                 continue
             payload = memoryview(data)[pos + _HEAD.size: pos + size - _CRC.size]
@@ -166,6 +183,37 @@ class LogReader:
             pos += size
         self.offset += pos
         return chunks
+
+    def _read_header(self, data: bytes) -> int | None:
+        """Read the file header: the offset of the first frame, or None to stop (a header
+        not yet whole, or a format this reader does not know)."""
+        if len(data) < len(FILE_HEADER_V1):
+            self.stats.torn_tail_bytes = len(data)
+            return None
+        if data[:4] != FILE_MAGIC:
+            self.stats.header_ok = False
+            self._problem(f"{self.path} is not a NuBoard event log (bad header)")
+            self.version = 1
+            return len(FILE_HEADER_V1)
+        version = struct.unpack_from("<H", data, 4)[0]
+        if version > FORMAT_VERSION:
+            self.stats.header_ok = False
+            self._problem(f"{self.path} has event log format {version}; this NuBoard "
+                          f"reads up to {FORMAT_VERSION}: upgrade nuboard")
+            return None
+        if version < 2:
+            self.version = 1
+            return len(FILE_HEADER_V1)
+        if len(data) < _HEADER_V2.size:
+            self.stats.torn_tail_bytes = len(data)
+            return None
+        a, b, c = _HEADER_V2.unpack_from(data)[3:]
+        self.salt = (a & b) | (a & c) | (b & c)      # the majority of each bit
+        if not a == b == c:
+            self._problem(f"{self.path}: a copy of the salt in the header is damaged "
+                          f"(outvoted by the other two)")
+        self.version = version
+        return _HEADER_V2.size
 
     def _decode(self, payload: memoryview, chunks: list[Chunk]) -> None:
         kind = payload[0] if len(payload) else 0
@@ -221,30 +269,30 @@ def _array(code: str, raw: memoryview) -> array:
     return out
 
 
-def _frame_size(data: bytes, pos: int) -> int | None:
+def _frame_size(data: bytes, pos: int, salt: int) -> int | None:
     """The size of the valid frame at pos, or None when there is none there."""
     if pos + _HEAD.size > len(data):
         return None
     magic, length, hcrc = _HEAD.unpack_from(data, pos)
     if magic != FRAME_MAGIC or length > MAX_PAYLOAD or length == 0:
         return None
-    if zlib.crc32(memoryview(data)[pos: pos + 8]) != hcrc:
+    if zlib.crc32(memoryview(data)[pos: pos + 8], salt) != hcrc:
         return None
     end = pos + _HEAD.size + length
     if end + _CRC.size > len(data):
         return None
-    if zlib.crc32(memoryview(data)[pos + _HEAD.size: end]) != _CRC.unpack_from(data, end)[0]:
+    if zlib.crc32(memoryview(data)[pos + _HEAD.size: end], salt) != _CRC.unpack_from(data, end)[0]:
         return None
     return end + _CRC.size - pos
 
 
-def _next_frame(data: bytes, start: int) -> int | None:
+def _next_frame(data: bytes, start: int, salt: int) -> int | None:
     """The offset of the next valid frame at or after start, or None."""
     while True:
         at = data.find(FRAME_MAGIC, start)
         if at < 0:
             return None
-        if _frame_size(data, at) is not None:
+        if _frame_size(data, at, salt) is not None:
             return at
         start = at + 1
 
@@ -254,6 +302,8 @@ def dump_lines(path: "str | Path", limit: int = 20):
     reader = LogReader(path)
     chunks = reader.read()
     yield f"file {reader.path}"
+    if reader.version is not None:
+        yield f"format {reader.version}" + (f" salt {reader.salt:#010x}" if reader.version >= 2 else "")
     if reader.meta is not None:
         yield "meta " + json.dumps(reader.meta, ensure_ascii=False)
     for chunk in chunks:

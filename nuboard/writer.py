@@ -55,7 +55,8 @@ class EventWriter:
         flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)   # claimed by nb.init
         self.fd = os.open(path, flags, 0o644)
         self.size = 0
-        head = events.FILE_HEADER + events.meta_record(meta)
+        self.salt = salt = events.new_salt()     # frames of this file check out only with it
+        head = events.file_header(salt) + events.meta_record(meta, salt)
         self._pending = b"" if self._write(head) else head   # a full disk: retry with the next write
         self._thread = threading.Thread(target=self._loop, name="nuboard-writer", daemon=True)
         self._thread.start()
@@ -107,11 +108,12 @@ class EventWriter:
                 if not n:
                     continue
                 # Each batch names its keys again: a damaged KEY record costs one batch, not a file.
-                parts.append(events.key_record(s.key_id, s.name))
+                parts.append(events.key_record(s.key_id, s.name, self.salt))
                 steps, walls = s.steps, s.walls
                 for lo in range(0, n, RECORD_POINTS):
                     hi = min(n, lo + RECORD_POINTS)
-                    parts.append(events.points_record(s.key_id, steps[lo:hi], walls[lo:hi], vals[lo:hi]))
+                    parts.append(events.points_record(s.key_id, steps[lo:hi], walls[lo:hi], vals[lo:hi],
+                                                      self.salt))
                 del steps[:n]
                 del walls[:n]
                 del vals[:n]

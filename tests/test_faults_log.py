@@ -21,11 +21,13 @@ from pathlib import Path
 import pytest
 
 import nuboard as nb
-from nuboard.events import LogReader
+from nuboard.events import LogReader, file_header
 from nuboard.jsonfile import TEMP_PREFIX, clean_stray_temps
 from nuboard.scalars import RunReader
 
 from conftest import run_child, small_tmpfs, start_child
+
+HEADER = len(file_header(1))        # the bytes of the format-2 header a real log starts with
 
 
 def new_rng() -> tuple[int, random.Random]:
@@ -174,8 +176,8 @@ def build_log(root: Path) -> tuple[bytes, list]:
 
 
 def frame_spans(data: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each frame, walked by its length field (8-byte file header first)."""
-    spans, pos = [], 8
+    """(start, end) of each frame, walked by its length field (file header first)."""
+    spans, pos = [], HEADER
     while pos < len(data):
         length = struct.unpack_from("<I", data, pos + 4)[0]
         spans.append((pos, pos + 16 + length))
@@ -205,7 +207,7 @@ def test_torn_tail_at_every_byte_keeps_the_complete_records(root, tmp_path):
         copy.write_bytes(data[:size])
         reader = LogReader(copy)
         got = points_of(reader.read())
-        last_end = max(b for b in boundaries | {8} if b <= size)
+        last_end = max(b for b in boundaries | {HEADER} if b <= size)
         where = f"cut at {size} of {len(data)}: {reader.stats}"
         assert got == expected_points(frames, lambda i, span: span[1] <= size), where
         assert reader.stats.corrupt_records == 0 and reader.stats.bad_records == 0, where
