@@ -24,9 +24,11 @@ from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.exc import DatabaseError
 
 from .. import layout
+from ..jsonfile import read_json
 from ..status import heartbeat_mtime
 from ..scalars import RunReader
 from .engine import is_corruption
+from .run_doc import check_run_doc
 from .store import Catalog
 from .sync_artifacts import delete_run_links, run_links, sync_versions
 from .tables import config, lineage, runs, scalars, tags
@@ -200,27 +202,32 @@ def _duration(doc: dict) -> float | None:
 
 
 def read_run(folder: Path) -> tuple[dict | None, str | None]:
-    """run.json of a folder, or the reason it is skipped."""
+    """run.json of a folder, or the reason it is skipped.
+
+    Only a regular file is read (a FIFO left there never blocks the sync), and a document
+    that is not JSON, holds a lone surrogate escape, is nested too deep, or whose fields have
+    the wrong types (check_run_doc) is skipped with the reason.
+    """
     path = folder / layout.RUN_JSON
     try:
         if path.stat().st_size > MAX_RUN_JSON:
             return None, f"run.json is larger than {MAX_RUN_JSON >> 20} MB"
-        data = path.read_bytes()
+        doc = read_json(path)
     except FileNotFoundError:
         return None, "no run.json (a half-written run folder)"
     except OSError as exc:
         return None, f"run.json cannot be read ({exc.strerror or exc})"
-    try:
-        doc = json.loads(data.decode("utf-8"))
     except (ValueError, RecursionError) as exc:
-        return None, f"run.json is not readable JSON ({str(exc)[:200]})"
+        text = str(exc).replace(f"{path}: ", "")
+        return None, f"run.json is not readable JSON ({text[:200]})"
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
         return None, "run.json is not a run document (no id)"
     fmt = doc.get("format")
     if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt > RUN_FORMAT:
         return None, (f"run.json has format {fmt!r}; this NuBoard reads up to {RUN_FORMAT}: "
                       "upgrade nuboard")
-    return doc, None
+    why = check_run_doc(doc)
+    return (None, why) if why is not None else (doc, None)
 
 
 def _text(value) -> str | None:
@@ -272,6 +279,9 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
         summaries = summarize(folder)
     except Exception as exc:      # a log we cannot read is reported, not fatal
         return None, f"its logs cannot be read ({exc})"
+    for row in summaries:
+        if _int(row["rank"]) is None:
+            return None, f"a log file names rank {row['rank']}, beyond a 64-bit integer"
     config_doc = doc.get("config")
     config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
     return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig), _tags(doc),

@@ -5,6 +5,7 @@ import time
 from pathlib import Path
 
 from .. import layout
+from ..catalog.run_doc import check_run_doc
 from ..catalog.sync import flatten_config
 from ..records import format_duration, parse_time, run_duration
 from ..jsonfile import read_json
@@ -18,6 +19,10 @@ CONFIG_ROWS = 5000           # a config of a million keys still opens at once
 
 class RunMissing(LookupError):
     """The run's folder or its run.json is not there."""
+
+
+class RunUnreadable(ValueError):
+    """The run's run.json is there but cannot be shown (not JSON, wrong types, too deep)."""
 
 
 def read_text(folder: Path, sub: str, limit: int = TEXT_LIMIT) -> tuple[str | None, bool]:
@@ -48,17 +53,25 @@ def artifact_state(root: Path, ref: dict) -> str:
     return "missing"
 
 
+def _unreadable(run_id: str, why: str) -> str:
+    return (f"Run {run_id!r} cannot be shown: {why[:300]}. Its files are still under Files; "
+            "fix or remove its run.json ('nuboard ls' lists it as skipped).")
+
+
 def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | None = None
                  ) -> dict:
     """Everything the Overview tab shows, as plain data (also the page's JSON twin)."""
     folder = layout.run_dir(root, project, run_id)
     try:
         doc = read_json(folder / layout.RUN_JSON)
-    except (OSError, ValueError) as exc:
-        raise RunMissing(f"Run {run_id!r} not found in project {project!r} "
-                         f"({getattr(exc, 'strerror', None) or exc}).") from None
-    if not isinstance(doc, dict):
-        raise RunMissing(f"Run {run_id!r} has a run.json that is not an object.")
+    except FileNotFoundError:
+        raise RunMissing(f"Run {run_id!r} not found in project {project!r}.") from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise RunUnreadable(_unreadable(run_id, str(getattr(exc, "strerror", None) or exc)
+                                        )) from None
+    why = check_run_doc(doc) if isinstance(doc, dict) else "run.json is not an object"
+    if why is not None:
+        raise RunUnreadable(_unreadable(run_id, why))
     now = time.time()
     status = run_status(folder, doc, now=now, watch=watch)
     env = doc.get("env") if isinstance(doc.get("env"), dict) else {}

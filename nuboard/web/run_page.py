@@ -11,7 +11,7 @@ from ..status import HeartbeatWatch
 from .app import catalogs, is_fragment, root_dir, wants_json
 from .console_text import ConsoleView, read_console_file
 from .containment import open_file_inside
-from .run_details import RunMissing, run_overview
+from .run_details import RunMissing, RunUnreadable, run_overview
 from .runs_page import known_project
 
 run_page = Blueprint("run", __name__)
@@ -34,10 +34,26 @@ def _watch() -> HeartbeatWatch:
 
 
 def overview(project: str, run_id: str) -> dict:
+    """The Overview's data; 404 when the run is gone, 422 naming what is wrong with its
+    run.json when that cannot be shown (the Files tab still can: see files_overview)."""
     try:
         return run_overview(root_dir(), project, run_id, watch=_watch())
     except RunMissing as exc:
         abort(404, description=str(exc))
+    except RunUnreadable as exc:
+        abort(422, description=str(exc))
+
+
+def files_overview(project: str, run_id: str) -> dict:
+    """What the Files tab's header shows: the Overview's data, or, for a run whose run.json
+    cannot be shown, its id and the reason (so its files can still be browsed)."""
+    try:
+        return run_overview(root_dir(), project, run_id, watch=_watch())
+    except RunMissing as exc:
+        abort(404, description=str(exc))
+    except RunUnreadable as exc:
+        return {"project": project, "id": run_id, "name": run_id, "status": "unknown",
+                "damaged": str(exc)}
 
 
 def console_view(project: str, run_id: str) -> ConsoleView:
@@ -52,12 +68,12 @@ def console_view(project: str, run_id: str) -> ConsoleView:
 @run_page.get("/p/<project:project>/.run/<run_id>")
 def details(project: str, run_id: str):
     project, run_id = known_run(project, run_id)
-    run = overview(project, run_id)
-    if wants_json():
-        return run
     tab = request.args.get("tab", "overview")
+    if wants_json():
+        return overview(project, run_id)
     if tab not in TABS:
         abort(404, description=f"No tab {tab!r}: use one of {', '.join(TABS)}.")
+    run = overview(project, run_id) if tab == "overview" else files_overview(project, run_id)
     context = {"project": project, "run": run, "tab": tab}
     if tab == "console":
         context["console"] = console_view(project, run_id)
@@ -78,7 +94,7 @@ def console(project: str, run_id: str):
     """The console from its end; with ?size=N, 204 (nothing to swap) while the file is that size."""
     project, run_id = known_run(project, run_id)
     view = console_view(project, run_id)
-    running = overview(project, run_id)["status"] == "running"
+    running = files_overview(project, run_id)["status"] == "running"
     if wants_json():
         return {"size": view.size, "truncated": view.truncated, "lines": view.lines,
                 "running": running}

@@ -12,7 +12,7 @@ from pathlib import Path
 from .. import layout
 from ..errors import NuBoardError
 from ..catalog.engine import file_lock
-from ..jsonfile import write_json_atomic
+from ..jsonfile import read_json, write_json_atomic
 
 VIEWS_FILE = "views.json"
 MAX_VIEWS = 500
@@ -31,13 +31,52 @@ def views_path(root: Path, project: str) -> Path:
 
 def read_views(root: Path, project: str) -> list[dict]:
     """The project's saved views, in the order they were saved; [] when none or unreadable."""
+    return read_views_noted(root, project)[0]
+
+
+def read_views_noted(root: Path, project: str) -> tuple[list[dict], str | None]:
+    """The usable saved views, and a note saying what of views.json was ignored (or None).
+
+    views.json is read as a regular file only; a file that is not JSON or not of the shape
+    {"views": [{"name": str, ...}]}, and each view whose parts have the wrong types, is
+    ignored, never an error.
+    """
+    path = views_path(root, project)
     try:
-        doc = json.loads(views_path(root, project).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
+        doc = read_json(path)
+    except FileNotFoundError:
+        return [], None
+    except (OSError, ValueError, RecursionError) as exc:
+        return [], f"{VIEWS_FILE} cannot be read ({getattr(exc, 'strerror', None) or exc}); " \
+                   "its saved views are ignored."
     views = doc.get("views") if isinstance(doc, dict) else None
-    return [v for v in views if isinstance(v, dict) and isinstance(v.get("name"), str)] \
-        if isinstance(views, list) else []
+    if not isinstance(views, list):
+        return [], f"{VIEWS_FILE} is not of the shape {{\"views\": [...]}}; it is ignored."
+    kept = [v for v in views if view_problem(v) is None]
+    if len(kept) == len(views):
+        return kept, None
+    bad = next(view_problem(v) for v in views if view_problem(v) is not None)
+    return kept, (f"{len(views) - len(kept)} saved view(s) in {VIEWS_FILE} are ignored "
+                  f"(the first: {bad}).")
+
+
+_VIEW_TYPES = {"name": str, "query": str, "sort": str, "desc": bool, "x": str,
+               "columns": list, "runs": list}
+
+
+def view_problem(view) -> str | None:
+    """Why one entry of views.json is not a usable view (None when it is)."""
+    if not isinstance(view, dict):
+        return f"{view!r:.40} is not an object"
+    if not isinstance(view.get("name"), str):
+        return "a view has no name"
+    for key, kind in _VIEW_TYPES.items():
+        value = view.get(key)
+        if value is not None and not isinstance(value, kind):
+            return f"view {view['name'][:40]!r} has {key} {value!r:.40}"
+        if kind is list and value is not None and not all(isinstance(v, str) for v in value):
+            return f"view {view['name'][:40]!r} has {key} that are not all strings"
+    return None
 
 
 def find_view(root: Path, project: str, name: str) -> dict | None:
@@ -64,7 +103,10 @@ def save_view(root: Path, project: str, view: dict) -> list[dict]:
     """Add the view, or replace the one of the same name; return every view."""
     path = views_path(root, project)
     with _writing(path):
-        views = [v for v in read_views(root, project) if v["name"] != view["name"]]
+        views, note = read_views_noted(root, project)
+        if note is not None and not views and path.exists():
+            raise ViewError(f"{note} Fix or remove {str(path)!r} to save views.")
+        views = [v for v in views if v["name"] != view["name"]]
         if len(views) >= MAX_VIEWS:
             raise ViewError(f"project {project!r} has {len(views)} saved views, the most it "
                             "keeps; delete some first.")

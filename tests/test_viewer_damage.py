@@ -1,0 +1,104 @@
+"""One damaged file never breaks a project: the sync skips the run with its reason, and every
+page of the viewer answers (the damaged run shows what it can, or a clear 4xx), never a 500."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from nuboard.catalog.store import Catalog
+from nuboard.catalog.sync import sync
+from tests.viewer_http import Viewer, make_run
+
+DEEP = 5000
+
+
+def _copy_run(runs, good: str, name: str, edit) -> None:
+    """A copy of the good run's folder under a new id, its run.json rewritten by edit."""
+    folder = runs / name
+    shutil.copytree(runs / good, folder)
+    doc = json.loads((folder / "run.json").read_text())
+    doc["id"] = name
+    text = edit(doc)
+    (folder / "run.json").write_text(text if isinstance(text, str) else json.dumps(doc))
+
+
+def _set(**fields):
+    def edit(doc):
+        doc.update(fields)
+    return edit
+
+
+def _nested(depth: int):
+    def edit(doc):
+        doc.pop("config", None)
+        return json.dumps(doc)[:-1] + ', "config": ' + '{"a": ' * depth + "1" + "}" * depth + "}"
+    return edit
+
+
+DAMAGED = {
+    "surrogate": lambda doc: json.dumps(doc).replace('"good"', '"\\ud800"'),
+    "start-int": _set(start_time=12345),
+    "input-null-project": _set(inputs=[{"project": None, "name": "data", "version": 1}]),
+    "input-int-project": _set(inputs=[{"project": 7, "name": "data", "version": 1}]),
+    "deep-config": _nested(DEEP),
+    "deep-150": _nested(150),
+    "tags-dict": _set(tags={"a": 1}),
+    "parent-list": _set(parent=[1, 2]),
+}
+
+
+@pytest.fixture
+def damaged(root):
+    """Project 'proj' with one good run, each kind of damaged run, a stray log of an absurd
+    rank, a version folder of an absurd number and a views.json of the wrong shape."""
+    good = make_run(root, "proj", name="good")
+    runs = root / "proj" / "runs"
+    for name, edit in DAMAGED.items():
+        _copy_run(runs, good, name, edit)
+    _copy_run(runs, good, "stray-log", lambda doc: None)
+    shutil.copy(runs / "stray-log" / "events.r0.s0.log",
+                runs / "stray-log" / "events.r99999999999999999999.s0.log")
+    (root / "proj" / "artifacts" / "model" / "v99999999999999999999").mkdir(parents=True)
+    (root / "proj" / "views.json").write_text(json.dumps({"views": {"name": "x"}}))
+    make_run(root, "other", name="elsewhere")
+    return good
+
+
+def test_sync_skips_each_damaged_run_with_its_reason(root, damaged):
+    with Catalog(root, "proj") as catalog:
+        report = sync(catalog)
+    skipped = dict(report.skipped)
+    assert report.added == 1
+    assert set(skipped) == set(DAMAGED) | {"stray-log"}
+    assert "surrogate" in skipped["surrogate"]
+    assert "'start_time' is 12345" in skipped["start-int"]
+    assert "inputs[0] has project None" in skipped["input-null-project"]
+    assert "nested more than" in skipped["deep-150"]
+    assert "99999999999999999999" in skipped["stray-log"]
+
+
+def test_every_page_answers_and_lists_the_good_run(root, damaged):
+    pages = ["/", "/p/proj", "/api/p/proj/runs", "/p/proj/.charts", "/api/p/proj/.charts",
+             "/p/proj/.timeline", "/api/p/proj/.timeline", "/artifacts", "/api/artifacts",
+             "/p/proj/.artifacts", "/p/proj/.views", f"/p/proj/.charts?runs={damaged}"]
+    for run_id in [damaged, *DAMAGED, "stray-log"]:
+        base = f"/p/proj/.run/{run_id}"
+        pages += [base, f"{base}?tab=console", f"{base}?tab=files", f"/api{base}",
+                  f"{base}/console", f"{base}/files/", f"/p/proj/.charts?runs={run_id},{damaged}",
+                  f"/api/p/proj/.chart?runs={run_id},{damaged}&name=train/loss"]
+    with Viewer(root) as viewer:
+        answers = {path: viewer.get(path) for path in pages}
+        listed = [r["id"] for r in viewer.get("/api/p/proj/runs").json()["runs"]]
+        runs_page = viewer.get("/p/proj").text
+    errors = {path: r.status for path, r in answers.items() if r.status >= 500}
+    assert errors == {}
+    assert listed == [damaged]
+    assert "views.json is not of the shape" in runs_page
+    # a damaged run's Overview names what is wrong; its files can still be browsed
+    page = answers["/p/proj/.run/start-int"]
+    assert page.status == 422 and "start_time" in page.text
+    assert answers["/p/proj/.run/start-int/files/"].status == 200
+    assert "run.json" in answers["/p/proj/.run/start-int/files/"].text
+    assert answers["/p/proj/.run/deep-config?tab=files"].status == 200
