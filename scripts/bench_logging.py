@@ -24,19 +24,24 @@ def line(label: str, value: str, target: str, ok: bool) -> None:
     print(f"{label:<52} {value:>16}   target {target:<22} {'ok' if ok else 'MISSED'}")
 
 
-def log_once(root: Path, scalars: int, steps: int):
-    """One run of steps x scalars points; (training-thread s, process s, run folder)."""
+def log_once(root: Path, scalars: int, steps: int, as_dict: bool = False):
+    """One run of steps x scalars points, by add_scalar or by run.log of a dict per step;
+    (training-thread s, process s, run folder)."""
     import nuboard as nb
     names = [f"train/metric_{i}" for i in range(scalars)]
     cpu0 = time.process_time()
     run = nb.init("bench", dir=root, compact=False, capture_env=False, capture_console=False,
                   system_metrics=False)
-    add = run.add_scalar
+    add, log, fromkeys = run.add_scalar, run.log, dict.fromkeys
     t_loop0 = time.thread_time()
-    for step in range(steps):
-        v = step * 0.5
-        for name in names:
-            add(name, v, step)
+    if as_dict:                  # the dict is built in the loop, as a script builds it
+        for step in range(steps):
+            log(fromkeys(names, step * 0.5), step)
+    else:
+        for step in range(steps):
+            v = step * 0.5
+            for name in names:
+                add(name, v, step)
     t_loop = time.thread_time() - t_loop0
     run.finish()
     return t_loop, time.process_time() - cpu0, Path(run.path)
@@ -52,6 +57,10 @@ def bench_logging(root: Path, scalars: int, steps: int, repeats: int = 3) -> Pat
          cpu / points < 1e-6)
     size = sum(p.stat().st_size for p in path.glob("events.*.log"))
     line("bytes per point on disk", f"{size / points:.2f} B", "<= 24 B", size / points <= 24)
+    results = sorted(log_once(root, scalars, steps, as_dict=True) for _ in range(repeats))
+    t_loop = results[len(results) // 2][0]
+    line(f"training thread CPU per point, run.log of {scalars} scalars", f"{t_loop / points * 1e6:.3f} µs",
+         "<= 0.35 µs", t_loop / points <= 0.35e-6)
     return path
 
 
