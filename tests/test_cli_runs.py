@@ -354,6 +354,51 @@ def test_rm_keeps_a_live_run_unless_forced(root):
         child.stderr.close()
 
 
+def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(root):
+    """heartbeat_interval=300: lost only after 3 intervals; while its process lives, rm keeps it."""
+    from nuboard import run_status
+    child = start_child(f"""
+        import time, nuboard as nb
+        run = nb.init("p", run_name="slow-beat", heartbeat_interval=300, {INIT})
+        print(run.id, flush=True)
+        time.sleep(600)
+    """, NUBOARD_DIR=str(root))
+    run_id = child.stdout.readline().strip()
+    assert run_id, child.stderr.read()
+    folder = root / "p" / "runs" / run_id
+    try:
+        assert json.loads((folder / "heartbeat").read_text())["interval"] == 300
+        for age, status in ((200, "running"), (890, "running"), (1000, "lost")):
+            old = time.time() - age
+            os.utime(folder / "heartbeat", (old, old))
+            assert run_status(folder) == status, age
+            out = nb(root, "rm", run_id, "--yes")
+            assert out.returncode == 1, out.stdout
+            assert "still running" in one_line_error(out)
+            assert folder.is_dir()
+        assert f"pid {child.pid}) is alive on this host" in one_line_error(out)
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+        child.stderr.close()
+    out = nb(root, "rm", run_id, "--yes")              # its process is gone: lost, removable
+    assert out.returncode == 0, out.stderr
+    assert not folder.exists()
+
+
+def test_a_heartbeat_from_another_host_or_a_dead_pid_does_not_keep_a_lost_run(root):
+    run_id = make_lost(root, "p", "gone")
+    beat_path = root / "p" / "runs" / run_id / "heartbeat"
+    beat = json.loads(beat_path.read_text())
+    beat.update(pid=os.getpid(), host="some-other-host")     # a live pid, but not on this host
+    beat_path.write_text(json.dumps(beat))
+    old = time.time() - 180
+    os.utime(beat_path, (old, old))
+    out = nb(root, "rm", run_id, "--yes")
+    assert out.returncode == 0, out.stderr
+
+
 # ---- reindex ----
 
 def test_reindex_prints_one_line_naming_each_skipped_run(root):

@@ -195,19 +195,37 @@ def locate_runs(root: Path, run_ids: list[str], project: str | None) -> list[tup
 
 
 def check_removable(root: Path, targets: list[tuple[str, str]]) -> None:
-    """Raise RunKeptError for a run an artifact version references, or one still running."""
-    from ..status import run_status
+    """Raise RunKeptError for a run an artifact version references, or one still running.
+
+    Still running: its heartbeat is fresh (status.run_status), or its process (the heartbeat's
+    pid and host) is alive on this host, however old the heartbeat is.
+    """
+    from ..status import live_process, run_status
     for project, run_id in targets:
         versions = referencing_versions(root, project, run_id)
         if versions:
             raise RunKeptError(
                 f"Run {run_id!r} in project {project!r} is kept: artifact versions reference its "
-                f"files ({', '.join(versions)}). Remove those versions first, or pass --force. "
-                "Nothing was removed.")
-        if run_status(layout.run_dir(root, project, run_id)) == "running":
+                f"files ({', '.join(versions)}). Unlink those versions first "
+                f"({unlink_commands(root, versions)}), or pass --force. Nothing was removed.")
+        folder = layout.run_dir(root, project, run_id)
+        if run_status(folder) == "running":
             raise RunKeptError(
                 f"Run {run_id!r} in project {project!r} is still running (its heartbeat is fresh); "
                 "stop it first, or pass --force. Nothing was removed.")
+        pid = live_process(folder)
+        if pid is not None:
+            raise RunKeptError(
+                f"Run {run_id!r} in project {project!r} is still running: its heartbeat is old, "
+                f"but its process (pid {pid}) is alive on this host; stop it first, or pass "
+                "--force. Nothing was removed.")
+
+
+def unlink_commands(root: Path, versions: list[str]) -> str:
+    """The commands that unlink these versions, to paste into this shell: 'nuboard artifact unlink ...'."""
+    import shlex
+    where = "" if str(root) == str(layout.resolve_root(None)) else f" --dir {shlex.quote(str(root))}"
+    return " && ".join(f"nuboard artifact unlink {shlex.quote(v)}{where}" for v in versions)
 
 
 def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
