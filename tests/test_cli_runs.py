@@ -399,6 +399,33 @@ def test_a_heartbeat_from_another_host_or_a_dead_pid_does_not_keep_a_lost_run(ro
     assert out.returncode == 0, out.stderr
 
 
+def test_rm_of_a_referenced_run_names_the_unlink_commands_to_paste(root, tmp_path):
+    (run_id,) = make_runs(root, "p", [{"run_name": "trainer"}])
+    files = root / "p" / "runs" / run_id / "files"
+    files.mkdir()
+    (files / "best.pt").write_bytes(b"best")
+    for name in ("best", "last"):
+        add = nb(root, "artifact", "add", f"p/{name}", str(files / "best.pt"), "--ref", "--type",
+                 "checkpoint", "--description", name)
+        assert add.returncode == 0, add.stderr
+    out = nb(root, "rm", run_id, "--yes")
+    assert out.returncode == 1
+    line = one_line_error(out)
+    commands = line.split("Unlink those versions first (")[1].split("), or pass --force")[0]
+    assert commands == "nuboard artifact unlink p/best:v1 && nuboard artifact unlink p/last:v1"
+    bin_dir = tmp_path / "bin"                  # `nuboard` as the user's shell finds it
+    bin_dir.mkdir()
+    (bin_dir / "nuboard").write_text(f"#!/bin/sh\nexec {sys.executable} -m nuboard.cli.main \"$@\"\n")
+    (bin_dir / "nuboard").chmod(0o755)
+    env = child_env(NUBOARD_DIR=str(root))
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    pasted = subprocess.run(["bash", "-c", commands], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert pasted.returncode == 0, pasted.stderr
+    out = nb(root, "rm", run_id, "--yes")
+    assert out.returncode == 0, out.stderr
+
+
 # ---- reindex ----
 
 def test_reindex_prints_one_line_naming_each_skipped_run(root):
