@@ -63,12 +63,21 @@ def init(
             (run_name, config, tags, notes, group) replace the stored ones.
         fork_from: (run_id, step): a new run starting from a copy of that run's points up
             to step, for every rank.
-        capture_env, code_dir, system_metrics, system_devices, system_interval,
-        capture_console, timing_all_ranks: checked now; the capture of git, packages,
-            console and system metrics is added by a later release and does nothing yet.
+        capture_env: record git (commit, branch, remote, dirty, files/git.patch), installed
+            packages (files/requirements.txt), the command line and GPUs; best effort.
+        code_dir: the folder of the training code whose git repository is recorded;
+            defaults to the running script's folder, then the working directory.
         compact: write data.parquet at finish when pyarrow is installed.
         flush_interval: seconds between background writes of the event log.
-        heartbeat_interval: seconds between liveness updates of the heartbeat file.
+        heartbeat_interval: seconds between liveness updates of the heartbeat file. A run
+            is lost when its heartbeat is over two minutes and three intervals old.
+        system_metrics: log CPU, memory and GPU use as system/ scalars: True for all, False
+            for none, or a list of groups out of 'cpu', 'memory', 'gpu'.
+        system_devices: the devices the gpu group tracks ('cuda:0', a list, 'mps' on macOS,
+            'all' or a torch.device); None tracks every GPU the process can use.
+        system_interval: seconds between system samples.
+        capture_console: copy stdout and stderr into files/output.log.
+        timing_all_ranks: the default of run.timer's all_ranks (log timers on every rank).
         system_prefix, timing_prefix: the first segment of the run's own scalar names;
             defaults to what a resumed run used, else 'system' and 'timing'.
 
@@ -76,7 +85,8 @@ def init(
         The Run; also a context manager that finishes it.
 
     Raises:
-        ValueError: a name that is not a safe folder name, resume='must' for a missing run,
+        ValueError: a name that is not a safe folder name (or a project segment such as
+            'runs' that NuBoard uses inside a project), resume='must' for a missing run,
             a new run whose id exists, a missing fork parent, an untrackable device.
         TypeError: an argument or config of a type NuBoard cannot take.
     """

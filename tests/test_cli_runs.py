@@ -428,20 +428,61 @@ def test_rm_of_a_referenced_run_names_the_unlink_commands_to_paste(root, tmp_pat
 
 # ---- reindex ----
 
-def test_reindex_prints_one_line_naming_each_skipped_run(root):
+def make_damaged(root: Path, project: str) -> dict[str, Path]:
+    """A half-written run folder (no run.json) and one whose run.json is not JSON."""
+    runs = root / project / "runs"
+    broken, half = runs / "20261201T0000-broken00", runs / "20261201T0000-half0000"
+    broken.mkdir(parents=True)
+    (broken / "run.json").write_text("{not json")
+    half.mkdir()
+    return {"broken": broken, "half": half}
+
+
+def skip_lines(stderr: str, command: str) -> dict[str, str]:
+    """{folder: reason} from the 'nuboard <command>: skipped run folder ...' lines of stderr."""
+    out = {}
+    for line in stderr.splitlines():
+        assert line.startswith(f"nuboard {command}: skipped run folder '"), line
+        folder, why = line.split("skipped run folder ", 1)[1].split(": ", 1)
+        out[folder.strip("'")] = why
+    return out
+
+
+def test_reindex_prints_the_runs_indexed_and_one_line_per_skipped_run(root):
     (good,) = make_runs(root, "p", [{"run_name": "good"}])
-    runs = root / "p" / "runs"
-    (runs / "20261201T0000-broken00").mkdir()
-    (runs / "20261201T0000-broken00" / "run.json").write_text("{not json")
-    (runs / "20261201T0000-half0000").mkdir()
+    bad = make_damaged(root, "p")
     out = nb(root, "reindex")
     assert out.returncode == 0, out.stderr
     assert ANSI not in out.stdout + out.stderr
-    (line,) = out.stdout.splitlines()
-    assert line.startswith("p: 1 run added, 2 skipped (")
-    assert "20261201T0000-broken00: run.json is not readable JSON" in line
-    assert "20261201T0000-half0000: no run.json" in line
+    assert out.stdout.splitlines() == ["p: 1 run indexed, 2 skipped"]
+    skipped = skip_lines(out.stderr, "reindex")
+    assert skipped.keys() == {str(bad["broken"]), str(bad["half"])}
+    assert skipped[str(bad["broken"])].startswith("run.json is not readable JSON")
+    assert skipped[str(bad["half"])].startswith("no run.json")
     assert catalog_rows(root, "p", "SELECT run_id FROM runs") == [(good,)]
+
+
+def test_reindex_of_an_indexed_project_counts_every_run_it_indexed_again(root):
+    make_runs(root, "p", [{"run_name": f"r{i}"} for i in range(3)])
+    assert nb(root, "ls", "p").returncode == 0                      # the catalog knows them
+    out = nb(root, "reindex", "p")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["p: 3 runs indexed, 0 skipped"]     # not "0 runs added"
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"], ["--csv"]])
+def test_ls_lists_the_good_runs_and_reports_each_damaged_one_on_stderr(root, fmt):
+    (good,) = make_runs(root, "p", [{"run_name": "good"}])
+    bad = make_damaged(root, "p")
+    for args in (["ls", "p", *fmt], ["ls", *fmt]):              # twice: each ls reports them
+        for _ in range(2):
+            out = nb(root, *args)
+            assert out.returncode == 0, out.stderr
+            assert good in out.stdout and "broken00" not in out.stdout
+            if fmt == ["--json"]:
+                assert [r["id"] for r in json.loads(out.stdout)] == [good]
+            skipped = skip_lines(out.stderr, "ls")
+            assert skipped.keys() == {str(bad["broken"]), str(bad["half"])}
 
 
 # ---- in a real terminal ----
@@ -471,7 +512,7 @@ def test_reindex_on_a_terminal_shows_a_bar_then_the_summary(root):
     rc, screen = in_terminal(root, "reindex", "p")
     assert rc == 0, screen
     assert "━" in screen                                            # the bar was drawn
-    assert "p: 3 runs added, 0 skipped" in screen
+    assert "p: 3 runs indexed, 0 skipped" in screen
 
 
 # ---- the formatters alone ----
