@@ -16,6 +16,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping
 
 from .errors import InvalidArgumentError
@@ -88,6 +89,11 @@ def sample_gpus(gpus: list[dict], timeout: float) -> dict[str, float] | None:
     return out
 
 
+def _no_cuda_choices() -> str:
+    """What system_devices may name on a machine without CUDA GPUs: 'mps' only on macOS."""
+    return "'mps' or 'all'" if sys.platform == "darwin" else "'all'"
+
+
 def check_devices(names: tuple[str, ...] | None, gpus: list[dict] | None) -> tuple[int, ...] | None:
     """The cuda indices to track for system_devices names (as options.check_system_devices gives).
 
@@ -116,7 +122,7 @@ def check_devices(names: tuple[str, ...] | None, gpus: list[dict] | None) -> tup
             raise InvalidArgumentError(
                 f"system_devices {name!r} cannot be tracked: nvidia-smi is not on the PATH or "
                 f"did not answer, so NuBoard sees no GPUs ({where}). Leave system_devices unset "
-                "or pass 'mps' or 'all' on this machine.")
+                f"or pass {_no_cuda_choices()} on this machine.")
         if i >= len(gpus):
             seen = f"cuda:0 to cuda:{len(gpus) - 1}" if len(gpus) > 1 else (
                 "cuda:0" if gpus else "none")

@@ -6,6 +6,7 @@ import time
 from typing import Iterable
 
 from .errors import InvalidNameError, InvalidTypeError
+from .layout import PROJECT_ENTRIES
 
 MAX_SEGMENT = 128          # a project segment or a run id
 MAX_SCALAR_NAME = 256
@@ -62,19 +63,30 @@ def check_folder_name(value: object, what: str) -> str:
 
 
 def check_project(value: object) -> str:
-    """Check a project name; '/' nests projects, each segment a safe folder name."""
+    """Check a project name; '/' nests projects, each segment a safe folder name.
+
+    A segment may not be a name the layout uses inside a project (runs, artifacts, ...,
+    compared without case, as a case-insensitive file system would): 'llm/runs' would be
+    a folder of project 'llm' itself.
+    """
     if not isinstance(value, str):
         raise InvalidTypeError(f"project must be a str, not {type(value).__name__} ({value!r:.80})")
     if len(value) > 4 * MAX_SEGMENT:
         raise InvalidNameError(f"project {_short(value)} is too long: at most {4 * MAX_SEGMENT} characters.")
     if not value:
         raise InvalidNameError("project '' is empty: pass a name such as 'llm' or 'team/llm'.")
-    for segment in value.split("/"):
+    segments = value.split("/")
+    for i, segment in enumerate(segments):
         if not segment:
             raise InvalidNameError(
                 f"project {value!r} has an empty segment: use 'team/llm', without a leading, "
                 "trailing or doubled '/'.")
         check_folder_name(segment, "project" if segment == value else f"project {value!r}: segment")
+        if segment.lower() in PROJECT_ENTRIES:
+            raise InvalidNameError(
+                f"project {value!r} has the segment {segment!r}, a name NuBoard uses inside a "
+                f"project folder ({', '.join(PROJECT_ENTRIES)}): pick another name, such as "
+                f"{'/'.join(segments[:i] + [segment + '-1'] + segments[i + 1:])!r}.")
     return value
 
 

@@ -113,6 +113,8 @@ def _device_name(item: Any) -> str:
         return "cuda:0"
     if name.startswith("cuda:") and name[5:].isdigit():
         return f"cuda:{int(name[5:])}"
+    choices = "'cuda', 'cuda:<i>', 'mps' or 'all'" if sys.platform == "darwin" else \
+        "'cuda', 'cuda:<i>' or 'all'"
     raise InvalidArgumentError(
-        f"system_devices {item!r:.80} cannot be tracked: use 'cuda', 'cuda:<i>', 'mps' or 'all' "
+        f"system_devices {item!r:.80} cannot be tracked: use {choices} "
         "(CPU use is in the cpu group).")

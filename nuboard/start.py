@@ -63,12 +63,21 @@ def init(
             (run_name, config, tags, notes, group) replace the stored ones.
         fork_from: (run_id, step): a new run starting from a copy of that run's points up
             to step, for every rank.
-        capture_env, code_dir, system_metrics, system_devices, system_interval,
-        capture_console, timing_all_ranks: checked now; the capture of git, packages,
-            console and system metrics is added by a later release and does nothing yet.
+        capture_env: record git (commit, branch, remote, dirty, files/git.patch), installed
+            packages (files/requirements.txt), the command line and GPUs; best effort.
+        code_dir: the folder of the training code whose git repository is recorded;
+            defaults to the running script's folder, then the working directory.
         compact: write data.parquet at finish when pyarrow is installed.
         flush_interval: seconds between background writes of the event log.
-        heartbeat_interval: seconds between liveness updates of the heartbeat file.
+        heartbeat_interval: seconds between liveness updates of the heartbeat file. A run
+            is lost when its heartbeat is over two minutes and three intervals old.
+        system_metrics: log CPU, memory and GPU use as system/ scalars: True for all, False
+            for none, or a list of groups out of 'cpu', 'memory', 'gpu'.
+        system_devices: the devices the gpu group tracks ('cuda:0', a list, 'mps' on macOS,
+            'all' or a torch.device); None tracks every GPU the process can use.
+        system_interval: seconds between system samples.
+        capture_console: copy stdout and stderr into files/output.log.
+        timing_all_ranks: the default of run.timer's all_ranks (log timers on every rank).
         system_prefix, timing_prefix: the first segment of the run's own scalar names;
             defaults to what a resumed run used, else 'system' and 'timing'.
 
@@ -76,7 +85,8 @@ def init(
         The Run; also a context manager that finishes it.
 
     Raises:
-        ValueError: a name that is not a safe folder name, resume='must' for a missing run,
+        ValueError: a name that is not a safe folder name (or a project segment such as
+            'runs' that NuBoard uses inside a project), resume='must' for a missing run,
             a new run whose id exists, a missing fork parent, an untrackable device.
         TypeError: an argument or config of a type NuBoard cannot take.
     """
@@ -214,18 +224,15 @@ def init(
                     from .fork import copy_history
                     copy_history(parent_dir, folder, fork[1])
                 session = _claim_session(folder, 0)
-                if session != expected:
-                    doc["sessions"][-1]["session"] = session
-                    write_json_atomic(folder / layout.RUN_JSON, doc)
+                if session != expected:       # another process took that log: say which we got
+                    provisional = doc["sessions"][-1]
+                    doc = _record_session(folder, project, doc, doc,
+                                          dict(provisional, session=session), provisional)
         if existing is not None:
-            from .edits import run_json_lock
             clean_stray_temps(folder)
             session = _claim_session(folder, 0)
-            with run_json_lock(folder):
-                if notes is None:                    # keep notes edited since we read run.json
-                    doc["notes"] = _read_run_json(folder, project).get("notes", doc.get("notes"))
-                doc["sessions"] = list(doc.get("sessions") or []) + [_session_entry(session, now_iso, host)]
-                write_json_atomic(folder / layout.RUN_JSON, doc)
+            doc = _record_session(folder, project, existing, doc,
+                                  _session_entry(session, now_iso, host))
     else:
         session = _claim_session(folder, ranks.rank)
         if existing is not None:
@@ -281,6 +288,35 @@ def _claim_session(folder: Path, rank: int) -> int:
             continue
         os.close(fd)
         return session
+
+
+def _record_session(folder: Path, project: str, base: dict, mine: dict, entry: dict,
+                    replaces: dict | None = None) -> dict:
+    """Add this process's session to run.json under the run's lock; return what was written.
+
+    The file is read again under the lock, so the sessions (and edits) that other processes
+    wrote since this one read `base` are kept: onto the file as it is now go only the fields
+    this process changed from `base`, its session `entry` (instead of `replaces`, its own
+    provisional entry) and the status 'running'.
+    """
+    from .edits import run_json_lock
+    with run_json_lock(folder):
+        current = _read_run_json(folder, project)
+        doc = dict(current)
+        for key, value in mine.items():
+            if key != "sessions" and (key not in base or base[key] != value):
+                doc[key] = value
+        doc["status"], doc["end_time"] = "running", None
+        doc["world_size"] = max(_count(current.get("world_size")), _count(mine.get("world_size")))
+        sessions = current.get("sessions")
+        sessions = [s for s in sessions if s != replaces] if isinstance(sessions, list) else []
+        doc["sessions"] = sessions + [entry]
+        write_json_atomic(folder / layout.RUN_JSON, doc)
+    return doc
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 1
 
 
 def _session_entry(session: int, start: str, host: str) -> dict:

@@ -1,7 +1,8 @@
 """Is a run alive? Its status in run.json, and 'lost' judged from its heartbeat.
 
 A run whose run.json says 'running' is lost when its heartbeat has not changed for two
-minutes. A one-shot reader judges that by the heartbeat file's modification time, which
+minutes and for three of the run's own heartbeat intervals (the heartbeat file records
+its interval: a run started with heartbeat_interval=300 is lost after 15 minutes). A one-shot reader judges that by the heartbeat file's modification time, which
 the file system that stores it sets, never by the time the writer wrote inside it: a
 writer on another host whose clock is off by an hour is not shown as lost. A reader that
 looks again and again (the viewer) passes a HeartbeatWatch, which judges by the heartbeat's
@@ -18,6 +19,15 @@ from . import layout
 from .jsonfile import read_json
 
 LOST_AFTER = 120.0
+LOST_INTERVALS = 3           # ... and older than this many of the run's heartbeat intervals
+
+
+def lost_after(beat: dict | None) -> float:
+    """Seconds a heartbeat may stand still before its run is lost: 120 s, or 3 of its intervals."""
+    interval = beat.get("interval") if isinstance(beat, dict) else None
+    if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
+        return LOST_AFTER
+    return max(LOST_AFTER, LOST_INTERVALS * float(min(interval, 1e9)))
 
 
 class HeartbeatWatch:
@@ -76,8 +86,46 @@ def run_status(run_dir: "str | os.PathLike[str]", doc: dict | None = None, *,
     if mtime is None:
         return "unknown"
     age = (time.time() if now is None else now) - mtime
+    beat = read_heartbeat(run_dir)
     if watch is not None:
-        beat = read_heartbeat(run_dir)
         mark = None if beat is None else (beat.get("seq"), beat.get("session"), beat.get("pid"))
         age = watch.unchanged_for(str(run_dir.resolve()), mark, age)
-    return "lost" if age > LOST_AFTER else "running"
+    return "lost" if age > lost_after(beat) else "running"
+
+
+def live_process(run_dir: "str | os.PathLike[str]", host: str | None = None) -> int | None:
+    """The pid of the run's process when it is alive on this host (by its heartbeat), else None.
+
+    Only a run that run.json says is 'running' (lost or not) has one; a pid reused by another
+    process since errs on the side of keeping the run.
+    """
+    run_dir = Path(run_dir)
+    try:
+        doc = read_json(run_dir / layout.RUN_JSON)
+    except (OSError, ValueError):
+        doc = None
+    if isinstance(doc, dict) and doc.get("status") != "running":
+        return None
+    beat = read_heartbeat(run_dir)
+    pid = beat.get("pid") if beat else None
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return None
+    if beat.get("host") != (host if host is not None else _hostname()):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        return pid                    # alive, another user's
+    except OSError:
+        return None
+    return pid
+
+
+def _hostname() -> str:
+    try:
+        return os.uname().nodename
+    except AttributeError:
+        import socket
+        return socket.gethostname()

@@ -354,22 +354,135 @@ def test_rm_keeps_a_live_run_unless_forced(root):
         child.stderr.close()
 
 
+def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(root):
+    """heartbeat_interval=300: lost only after 3 intervals; while its process lives, rm keeps it."""
+    from nuboard import run_status
+    child = start_child(f"""
+        import time, nuboard as nb
+        run = nb.init("p", run_name="slow-beat", heartbeat_interval=300, {INIT})
+        print(run.id, flush=True)
+        time.sleep(600)
+    """, NUBOARD_DIR=str(root))
+    run_id = child.stdout.readline().strip()
+    assert run_id, child.stderr.read()
+    folder = root / "p" / "runs" / run_id
+    try:
+        assert json.loads((folder / "heartbeat").read_text())["interval"] == 300
+        for age, status in ((200, "running"), (890, "running"), (1000, "lost")):
+            old = time.time() - age
+            os.utime(folder / "heartbeat", (old, old))
+            assert run_status(folder) == status, age
+            out = nb(root, "rm", run_id, "--yes")
+            assert out.returncode == 1, out.stdout
+            assert "still running" in one_line_error(out)
+            assert folder.is_dir()
+        assert f"pid {child.pid}) is alive on this host" in one_line_error(out)
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+        child.stderr.close()
+    out = nb(root, "rm", run_id, "--yes")              # its process is gone: lost, removable
+    assert out.returncode == 0, out.stderr
+    assert not folder.exists()
+
+
+def test_a_heartbeat_from_another_host_or_a_dead_pid_does_not_keep_a_lost_run(root):
+    run_id = make_lost(root, "p", "gone")
+    beat_path = root / "p" / "runs" / run_id / "heartbeat"
+    beat = json.loads(beat_path.read_text())
+    beat.update(pid=os.getpid(), host="some-other-host")     # a live pid, but not on this host
+    beat_path.write_text(json.dumps(beat))
+    old = time.time() - 180
+    os.utime(beat_path, (old, old))
+    out = nb(root, "rm", run_id, "--yes")
+    assert out.returncode == 0, out.stderr
+
+
+def test_rm_of_a_referenced_run_names_the_unlink_commands_to_paste(root, tmp_path):
+    (run_id,) = make_runs(root, "p", [{"run_name": "trainer"}])
+    files = root / "p" / "runs" / run_id / "files"
+    files.mkdir()
+    (files / "best.pt").write_bytes(b"best")
+    for name in ("best", "last"):
+        add = nb(root, "artifact", "add", f"p/{name}", str(files / "best.pt"), "--ref", "--type",
+                 "checkpoint", "--description", name)
+        assert add.returncode == 0, add.stderr
+    out = nb(root, "rm", run_id, "--yes")
+    assert out.returncode == 1
+    line = one_line_error(out)
+    commands = line.split("Unlink those versions first (")[1].split("), or pass --force")[0]
+    assert commands == "nuboard artifact unlink p/best:v1 && nuboard artifact unlink p/last:v1"
+    bin_dir = tmp_path / "bin"                  # `nuboard` as the user's shell finds it
+    bin_dir.mkdir()
+    (bin_dir / "nuboard").write_text(f"#!/bin/sh\nexec {sys.executable} -m nuboard.cli.main \"$@\"\n")
+    (bin_dir / "nuboard").chmod(0o755)
+    env = child_env(NUBOARD_DIR=str(root))
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    pasted = subprocess.run(["bash", "-c", commands], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert pasted.returncode == 0, pasted.stderr
+    out = nb(root, "rm", run_id, "--yes")
+    assert out.returncode == 0, out.stderr
+
+
 # ---- reindex ----
 
-def test_reindex_prints_one_line_naming_each_skipped_run(root):
+def make_damaged(root: Path, project: str) -> dict[str, Path]:
+    """A half-written run folder (no run.json) and one whose run.json is not JSON."""
+    runs = root / project / "runs"
+    broken, half = runs / "20261201T0000-broken00", runs / "20261201T0000-half0000"
+    broken.mkdir(parents=True)
+    (broken / "run.json").write_text("{not json")
+    half.mkdir()
+    return {"broken": broken, "half": half}
+
+
+def skip_lines(stderr: str, command: str) -> dict[str, str]:
+    """{folder: reason} from the 'nuboard <command>: skipped run folder ...' lines of stderr."""
+    out = {}
+    for line in stderr.splitlines():
+        assert line.startswith(f"nuboard {command}: skipped run folder '"), line
+        folder, why = line.split("skipped run folder ", 1)[1].split(": ", 1)
+        out[folder.strip("'")] = why
+    return out
+
+
+def test_reindex_prints_the_runs_indexed_and_one_line_per_skipped_run(root):
     (good,) = make_runs(root, "p", [{"run_name": "good"}])
-    runs = root / "p" / "runs"
-    (runs / "20261201T0000-broken00").mkdir()
-    (runs / "20261201T0000-broken00" / "run.json").write_text("{not json")
-    (runs / "20261201T0000-half0000").mkdir()
+    bad = make_damaged(root, "p")
     out = nb(root, "reindex")
     assert out.returncode == 0, out.stderr
     assert ANSI not in out.stdout + out.stderr
-    (line,) = out.stdout.splitlines()
-    assert line.startswith("p: 1 run added, 2 skipped (")
-    assert "20261201T0000-broken00: run.json is not readable JSON" in line
-    assert "20261201T0000-half0000: no run.json" in line
+    assert out.stdout.splitlines() == ["p: 1 run indexed, 2 skipped"]
+    skipped = skip_lines(out.stderr, "reindex")
+    assert skipped.keys() == {str(bad["broken"]), str(bad["half"])}
+    assert skipped[str(bad["broken"])].startswith("run.json is not readable JSON")
+    assert skipped[str(bad["half"])].startswith("no run.json")
     assert catalog_rows(root, "p", "SELECT run_id FROM runs") == [(good,)]
+
+
+def test_reindex_of_an_indexed_project_counts_every_run_it_indexed_again(root):
+    make_runs(root, "p", [{"run_name": f"r{i}"} for i in range(3)])
+    assert nb(root, "ls", "p").returncode == 0                      # the catalog knows them
+    out = nb(root, "reindex", "p")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["p: 3 runs indexed, 0 skipped"]     # not "0 runs added"
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"], ["--csv"]])
+def test_ls_lists_the_good_runs_and_reports_each_damaged_one_on_stderr(root, fmt):
+    (good,) = make_runs(root, "p", [{"run_name": "good"}])
+    bad = make_damaged(root, "p")
+    for args in (["ls", "p", *fmt], ["ls", *fmt]):              # twice: each ls reports them
+        for _ in range(2):
+            out = nb(root, *args)
+            assert out.returncode == 0, out.stderr
+            assert good in out.stdout and "broken00" not in out.stdout
+            if fmt == ["--json"]:
+                assert [r["id"] for r in json.loads(out.stdout)] == [good]
+            skipped = skip_lines(out.stderr, "ls")
+            assert skipped.keys() == {str(bad["broken"]), str(bad["half"])}
 
 
 # ---- in a real terminal ----
@@ -399,7 +512,7 @@ def test_reindex_on_a_terminal_shows_a_bar_then_the_summary(root):
     rc, screen = in_terminal(root, "reindex", "p")
     assert rc == 0, screen
     assert "━" in screen                                            # the bar was drawn
-    assert "p: 3 runs added, 0 skipped" in screen
+    assert "p: 3 runs indexed, 0 skipped" in screen
 
 
 # ---- the formatters alone ----

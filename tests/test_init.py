@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -163,8 +164,12 @@ def test_bad_types_raise_type_error(root, kwargs, match):
 def test_cuda_device_needs_nvidia_smi(root, monkeypatch, tmp_path):
     """Tracking cuda:0 without nvidia-smi on the PATH is refused at init."""
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(ValueError, match="nvidia-smi"):
+    with pytest.raises(ValueError, match="nvidia-smi") as caught:
         nb.init("p", system_devices="cuda:0")
+    assert ("mps" in str(caught.value)) == (sys.platform == "darwin")    # MPS only on macOS
+    with pytest.raises(ValueError, match="cannot be tracked") as caught:
+        nb.init("p", system_devices="tpu")
+    assert ("mps" in str(caught.value)) == (sys.platform == "darwin")
 
 
 def test_existing_run_id_without_resume_is_refused(root):

@@ -114,3 +114,23 @@ def rich_table(headers: Sequence[str], rows: Iterable[Sequence[str]],
             cells[status_column].stylize(STATUS_STYLES.get(row[status_column], ""))
         table.add_row(*cells)
     return table
+
+
+def skip_line(command: str, folder: str, why: str) -> str:
+    """One line for a run the sync skipped: "nuboard ls: skipped run folder '<path>': <why>".
+
+    A folder name that is not UTF-8 (a lone surrogate from the file system) is written with
+    backslash escapes, so printing it never fails.
+    """
+    text = f"nuboard {command}: skipped run folder {folder!r}: {why}"
+    return " ".join(text.encode("utf-8", "backslashreplace").decode("utf-8").split())
+
+
+def skipped_folders(runs_dir: Any, report: Any) -> list[tuple[str, str]]:
+    """(folder path, reason) of each run a sync report skipped; it names each by folder name or path."""
+    import os
+    out = []
+    for where, why in report.skipped:
+        where = os.fspath(where)
+        out.append((where if os.sep in where else os.path.join(os.fspath(runs_dir), where), str(why)))
+    return out

@@ -93,7 +93,8 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     duration, host.
 
     Without PROJECT, the runs of every project under the folder. The catalog is brought up
-    to date from the files first. A rich table on a terminal, aligned plain text in a pipe.
+    to date from the files first; a run folder it skips (damaged or half written) has a line
+    on stderr saying why. A rich table on a terminal, aligned plain text in a pipe.
 
     \b
     Example:
@@ -117,8 +118,10 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     records: list[dict] = []
     for name in names:
         with open_catalog(root, name) as catalog:
-            sync(catalog)
+            report = sync(catalog)
             records.extend(list_runs(catalog, where, limit, now))
+        for folder, why in formats.skipped_folders(layout.runs_dir(root, name), report):
+            click.echo(formats.skip_line("ls", folder, why), err=True)
     records.sort(key=lambda r: (r["start"] or "", r["id"]), reverse=True)
     if limit is not None:
         records = records[:limit]
@@ -195,19 +198,37 @@ def locate_runs(root: Path, run_ids: list[str], project: str | None) -> list[tup
 
 
 def check_removable(root: Path, targets: list[tuple[str, str]]) -> None:
-    """Raise RunKeptError for a run an artifact version references, or one still running."""
-    from ..status import run_status
+    """Raise RunKeptError for a run an artifact version references, or one still running.
+
+    Still running: its heartbeat is fresh (status.run_status), or its process (the heartbeat's
+    pid and host) is alive on this host, however old the heartbeat is.
+    """
+    from ..status import live_process, run_status
     for project, run_id in targets:
         versions = referencing_versions(root, project, run_id)
         if versions:
             raise RunKeptError(
                 f"Run {run_id!r} in project {project!r} is kept: artifact versions reference its "
-                f"files ({', '.join(versions)}). Remove those versions first, or pass --force. "
-                "Nothing was removed.")
-        if run_status(layout.run_dir(root, project, run_id)) == "running":
+                f"files ({', '.join(versions)}). Unlink those versions first "
+                f"({unlink_commands(root, versions)}), or pass --force. Nothing was removed.")
+        folder = layout.run_dir(root, project, run_id)
+        if run_status(folder) == "running":
             raise RunKeptError(
                 f"Run {run_id!r} in project {project!r} is still running (its heartbeat is fresh); "
                 "stop it first, or pass --force. Nothing was removed.")
+        pid = live_process(folder)
+        if pid is not None:
+            raise RunKeptError(
+                f"Run {run_id!r} in project {project!r} is still running: its heartbeat is old, "
+                f"but its process (pid {pid}) is alive on this host; stop it first, or pass "
+                "--force. Nothing was removed.")
+
+
+def unlink_commands(root: Path, versions: list[str]) -> str:
+    """The commands that unlink these versions, to paste into this shell: 'nuboard artifact unlink ...'."""
+    import shlex
+    where = "" if str(root) == str(layout.resolve_root(None)) else f" --dir {shlex.quote(str(root))}"
+    return " && ".join(f"nuboard artifact unlink {shlex.quote(v)}{where}" for v in versions)
 
 
 def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
@@ -320,11 +341,12 @@ def _runs(n: int) -> str:
 # ---- nuboard reindex ----
 
 def summary_line(project: str, report) -> str:
-    """'llm: 12 runs added, 1 skipped (<id>: <reason>)' on one line."""
-    line = f"{project}: {_runs(report.added)} added, {len(report.skipped)} skipped"
-    if report.skipped:
-        line += " (" + "; ".join(f"{name}: {why}" for name, why in report.skipped) + ")"
-    return " ".join(line.split())
+    """'llm: 12 runs indexed, 1 skipped' on one line (each skipped run has its own line on stderr).
+
+    A rebuild reads every run again: those the catalog knew count as updated, the others as
+    added, and both were indexed.
+    """
+    return f"{project}: {_runs(report.added + report.updated)} indexed, {len(report.skipped)} skipped"
 
 
 @click.command("reindex", short_help="Rebuild the catalog from the files.")
@@ -335,7 +357,8 @@ def reindex(project: str | None, root: Path) -> None:
     """Rebuild the catalog from the files: every run indexed again from nothing.
 
     Without PROJECT, every project under the folder. Shows a progress bar on a terminal,
-    then one line per project: how many runs were indexed, and each run skipped with why.
+    then one line per project: how many runs were indexed and skipped. Each run skipped (a
+    damaged or half-written folder) has a line on stderr saying why; that is not an error.
 
     \b
     Example:
@@ -355,6 +378,8 @@ def reindex(project: str | None, root: Path) -> None:
                 report = _sync_with_bar(console, catalog, name, sync)
             else:
                 report = sync(catalog, full=True)
+        for folder, why in formats.skipped_folders(layout.runs_dir(root, name), report):
+            click.echo(formats.skip_line("reindex", folder, why), err=True)
         click.echo(summary_line(name, report))
 
 

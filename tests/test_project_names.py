@@ -1,0 +1,84 @@
+"""A project may not be named like a folder NuBoard uses inside a project (runs, artifacts, ...).
+
+`nb.init("llm/runs")` would write into project llm's own runs/ folder. Every way in that
+takes a project (the API, the commands, the viewer's URLs) refuses such a name, writes
+nothing, and says which segment is the problem.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import nuboard as nb
+from conftest import child_env
+from nuboard.errors import InvalidNameError
+from viewer_http import QUIET, Viewer, make_run
+
+BAD = ["llm/runs", "llm/artifacts", "llm/views.json", "runs", "team/Runs/x", "llm/.nuboard"]
+
+
+def files_under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
+
+
+def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "nuboard.cli.main", *args],
+                          env=child_env(NUBOARD_DIR=str(root)), stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("project", BAD)
+def test_init_refuses_a_project_segment_named_like_a_project_folder_part(root, project):
+    make_run(root, "llm")
+    before = files_under(root)
+    with pytest.raises(InvalidNameError) as caught:
+        nb.init(project, dir=root, **QUIET)
+    assert repr(project) in str(caught.value)
+    assert files_under(root) == before                  # nothing written, llm's runs untouched
+
+
+def test_add_artifact_refuses_such_a_project(root, tmp_path):
+    data = tmp_path / "data.txt"
+    data.write_text("x")
+    for project in ("llm/runs", "llm/artifacts"):
+        with pytest.raises(InvalidNameError, match="uses inside a project"):
+            nb.add_artifact(project, "x", data, dir=root)
+    assert not root.exists()
+
+
+def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
+    make_run(root, "llm")
+    (root / "llm" / "runs" / "x").mkdir()                # a folder where llm/runs/x would go
+    data = tmp_path / "data.txt"
+    data.write_text("x")
+    before = files_under(root)
+    for args in (["ls", "llm/runs"], ["reindex", "llm/runs"], ["rm", "x", "--project", "llm/runs", "--yes"],
+                 ["artifact", "add", "llm/runs/x", str(data), "--copy", "--no-input"],
+                 ["artifact", "ls", "llm/artifacts"]):
+        out = cli(root, *args)
+        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        err = out.stderr.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+        assert "a name NuBoard uses inside a project folder" in err, err
+    assert files_under(root) == before
+
+
+def test_the_viewer_answers_400_for_such_a_project(root):
+    make_run(root, "llm")
+    with Viewer(root) as viewer:
+        for path in ("/p/llm/runs", "/p/llm/artifacts", "/p/llm/views.json"):
+            reply = viewer.get(path)
+            assert reply.status == 400, (path, reply.status)
+            assert "uses inside a project" in reply.text
+        assert viewer.get("/p/llm").status == 200
+
+
+def test_a_good_nested_project_still_works(root):
+    with nb.init("team/runs-1", dir=root, **QUIET) as run:
+        run.add_scalar("x", 1.0, step=0)
+    assert Path(run.path) == root / "team" / "runs-1" / "runs" / run.id
+    assert os.path.isdir(root / "team" / "runs-1" / "runs")
