@@ -13,7 +13,7 @@ import pytest
 
 import nuboard as nb
 from conftest import make_tree
-from nuboard.artifacts import add_artifact, promote_run_path, use_artifact
+from nuboard.artifacts import ArtifactNotFoundError, add_artifact, promote_run_path, use_artifact
 from test_cli_runs import nb as cli, one_line_error
 from tests.viewer_http import Viewer
 
@@ -154,7 +154,7 @@ def test_a_damaged_version_is_skipped_with_a_reason_and_listings_work(root, tmp_
     assert huge.returncode == 1 and "has version 'v99999999999999999999'" in one_line_error(huge)
     assert cli(root, "ls").returncode == 0
     assert cli(root, "ls", "datasets").returncode == 0
-    with pytest.raises(ValueError, match="damaged"):
+    with pytest.raises(ArtifactNotFoundError, match="its manifest is damaged"):
         use_artifact("datasets/corpus:latest")
 
 
