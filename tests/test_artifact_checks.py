@@ -134,6 +134,14 @@ def damaged_project(root: Path, tmp_path: Path) -> None:
         {**doc, "version": "two", "file_count": "many", "files": [{"path": 1, "size": "x"}]}))
     (folder / "v99999999999999999999").mkdir()
     (folder / "v99999999999999999999" / "manifest.json").write_text(json.dumps(doc))
+    uses = root / "datasets" / "artifacts" / ".uses" / "corpus"        # a use note and an input
+    note = next((uses / "v1").iterdir())                                   # of that number too
+    (uses / "v99999999999999999999").mkdir()
+    shutil.copy(note, uses / "v99999999999999999999" / note.name)
+    run_json = Path(run.path) / "run.json"
+    run_doc = json.loads(run_json.read_text())
+    run_doc["inputs"].append({**run_doc["inputs"][0], "version": 2**70})
+    run_json.write_text(json.dumps(run_doc))
 
 
 def test_a_damaged_version_is_skipped_with_a_reason_and_listings_work(root, tmp_path):
