@@ -203,3 +203,24 @@ def test_the_viewer_form_and_add_show_what_was_left_out(root, tmp_path):
         body = again.json()
         assert body["added"] == "datasets/d:v2" and "gone (a dangling link)" in body["warnings"][0]
         assert v.get("/p/datasets/.artifact/d/v1").status == 200
+
+
+def test_a_fifo_for_a_manifest_never_blocks_anyone(root, tmp_path):
+    from nuboard.web.artifact_data import files_page
+    data = make_tree(tmp_path / "data", {"a.bin": b"a"})
+    art = add_artifact("datasets", "d", data, reference=True)
+    manifest = art.path / "manifest.json"
+    manifest.unlink()
+    os.mkfifo(manifest)
+    with pytest.raises(LookupError, match="cannot be read") as info:
+        within(20, manifest, lambda: get_artifact("datasets/d:v1"))
+    assert "not a regular file" in str(info.value)
+    page, _ = within(20, manifest, lambda: files_page(manifest))
+    assert page["files"] == []
+    ls = cli(root, "artifact", "ls", "datasets", timeout=60)
+    assert ls.returncode == 0 and "No artifact versions" in ls.stdout   # not complete: not listed
+    reindex = cli(root, "reindex", "datasets", timeout=60)
+    assert reindex.returncode == 0 and "artifacts/d/v1: its manifest cannot be read" in reindex.stdout
+    with Viewer(root) as v:
+        assert v.get("/p/datasets/.artifact/d/v1").status == 404
+        assert v.get("/api/artifacts").json()["artifacts"] == []

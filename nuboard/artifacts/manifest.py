@@ -7,7 +7,9 @@ manifest.json (format 1):
    "single_file": bool, "checksum": bool, "file_count", "total_bytes",
    "files": [{"path": "train/a.bin", "size": 12, "mtime": 1.5, "sha256": "..."}],
    "producer": {"project", "run_id"} | null, "source": {"path", "run_id"},
+   "left_out": [{"path", "what"}] (dangling links, FIFOs, sockets, devices; absent before),
    "created_at", "created_by", "host"}
+A manifest whose fields have other types (manifest_problem) is damaged: not a version.
 Written by write_manifest: indented, with one compact line per file (a million files are about
 80 MB). Listing, hashing and copying helpers here; the folder is written by store.py, the
 manifest last.

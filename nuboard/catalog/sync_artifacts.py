@@ -23,7 +23,7 @@ from sqlalchemy import and_, delete, select, tuple_
 
 from .. import layout
 from ..artifacts.manifest import MANIFEST, read_manifest_checked
-from ..artifacts.names import folder_problem, version_of_folder
+from ..artifacts.names import MAX_VERSION, folder_problem, version_of_folder
 from ..artifacts.store import ARTIFACTS, UNLINKED
 from ..run_links import read_uses
 from .tables import artifacts, lineage, versions
@@ -140,7 +140,9 @@ def _s(value) -> str | None:
 
 
 def _i(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """An int the catalog can hold (SQLite's int64), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) \
+        and -MAX_VERSION - 1 <= value <= MAX_VERSION else None
 
 
 def _artifact_ids(conn, project_id: int) -> dict[str, int]:
@@ -165,7 +167,9 @@ def sync_versions(catalog, full: bool = False) -> VersionReport:
     changed = [k for k, v in found.items() if full or known.get(k) != v[2]]
     gone = [k for k in known if k not in found]
     uses = {(u["name"], u["version"], u["project"], u["run_id"]) for u in read_uses(project_path)
-            if _run_exists(catalog.root, u["project"], u["run_id"])}
+            if _i(u["version"]) is not None and _s(u["name"]) == u["name"]
+            and _s(u["project"]) == u["project"] and _s(u["run_id"]) == u["run_id"]
+            and _run_exists(catalog.root, u["project"], u["run_id"])}
     if not changed and not gone and uses == old_uses:
         return VersionReport(0, 0, 0, skipped=tuple(skipped))
     docs = {}

@@ -19,6 +19,7 @@ from ..artifacts.manifest import MANIFEST
 from ..artifacts.paths import resolve_location
 from ..artifacts.store import version_dir
 from ..catalog.tables import artifacts, lineage, runs, versions
+from ..jsonfile import open_regular
 from ..records import display_status
 
 PAGE = 1000
@@ -170,7 +171,7 @@ def _entries(manifest: Path, needle: str, skip: int = 0):
     """The file entries of a manifest, in order, filtered by a substring of their path, after
     the first `skip` of them (skipped without being parsed when there is no filter)."""
     try:
-        fh = open(manifest, "rb")
+        fh = open_regular(manifest)                 # never blocks on a FIFO put there
     except OSError:
         return
     with fh:
@@ -210,9 +211,10 @@ def _entries(manifest: Path, needle: str, skip: int = 0):
 
 def _entries_whole(manifest: Path, needle: str):
     try:
-        doc = json.loads(manifest.read_text(encoding="utf-8"))
+        with open_regular(manifest) as fh:
+            doc = json.loads(fh.read().decode("utf-8"))
     except (OSError, ValueError):
         return
-    for entry in doc.get("files") or []:
+    for entry in (doc.get("files") if isinstance(doc, dict) else None) or []:
         if isinstance(entry, dict) and (not needle or needle in str(entry.get("path", ""))):
             yield entry
