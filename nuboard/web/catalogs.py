@@ -70,6 +70,17 @@ class Catalogs:
             entry.done.wait(SYNC_WAIT)
         return entry.catalog
 
+    def find(self, project: str):
+        """The catalog of a project under the root, or None when there is none or it cannot
+        open (to read what this project's runs made in another project)."""
+        if project not in self.projects():
+            return None
+        from ..errors import NuBoardError
+        try:
+            return self.get(project)
+        except (NuBoardError, OSError):
+            return None
+
     def sync_now(self, project: str):
         """Sync at once (after an edit), and return the catalog."""
         entry = self._entry(project)
