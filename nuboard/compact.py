@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import layout
-from .jsonfile import TEMP_PREFIX
+from .jsonfile import TEMP_PREFIX, open_regular
 from .scalars import RunReader, Scalar
 
 PARQUET_FORMAT = 1
@@ -66,7 +66,8 @@ def current_parquet_meta(run_dir: Path, rank: int = 0) -> tuple[bytes, dict] | N
     import pyarrow.parquet as pq
 
     try:
-        raw = (pq.read_schema(run_dir / layout.PARQUET).metadata or {}).get(b"nuboard")
+        with open_regular(run_dir / layout.PARQUET) as fh:      # a FIFO never blocks
+            raw = (pq.read_schema(fh).metadata or {}).get(b"nuboard")
         meta = json.loads(raw) if raw else None
     except Exception:
         return None
@@ -93,7 +94,8 @@ def read_parquet_if_current(run_dir: Path, keys: Iterable[str] | None, rank: int
         return None
     meta = found[1]
     try:        # ParquetFile.read gives one chunk a column; read_table gives many, far slower
-        table = pq.ParquetFile(run_dir / layout.PARQUET).read(columns=["step", "wall_time", "value"])
+        with open_regular(run_dir / layout.PARQUET) as fh:
+            table = pq.ParquetFile(fh).read(columns=["step", "wall_time", "value"])
     except Exception:
         return None
     cols = [table.column(c).combine_chunks() for c in ("step", "wall_time", "value")]

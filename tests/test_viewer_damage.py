@@ -2,8 +2,12 @@
 page of the viewer answers (the damaged run shows what it can, or a clear 4xx), never a 500."""
 from __future__ import annotations
 
+import http.client
 import json
+import os
 import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -60,6 +64,9 @@ def damaged(root):
     _copy_run(runs, good, "stray-log", lambda doc: None)
     shutil.copy(runs / "stray-log" / "events.r0.s0.log",
                 runs / "stray-log" / "events.r99999999999999999999.s0.log")
+    _copy_run(runs, good, "fifo-run-json", lambda doc: None)
+    (runs / "fifo-run-json" / "run.json").unlink()
+    os.mkfifo(runs / "fifo-run-json" / "run.json")
     (root / "proj" / "artifacts" / "model" / "v99999999999999999999").mkdir(parents=True)
     (root / "proj" / "views.json").write_text(json.dumps({"views": {"name": "x"}}))
     make_run(root, "other", name="elsewhere")
@@ -71,19 +78,20 @@ def test_sync_skips_each_damaged_run_with_its_reason(root, damaged):
         report = sync(catalog)
     skipped = dict(report.skipped)
     assert report.added == 1
-    assert set(skipped) == set(DAMAGED) | {"stray-log"}
+    assert set(skipped) == set(DAMAGED) | {"stray-log", "fifo-run-json"}
     assert "surrogate" in skipped["surrogate"]
     assert "'start_time' is 12345" in skipped["start-int"]
     assert "inputs[0] has project None" in skipped["input-null-project"]
     assert "nested more than" in skipped["deep-150"]
     assert "99999999999999999999" in skipped["stray-log"]
+    assert "not a regular file" in skipped["fifo-run-json"]
 
 
 def test_every_page_answers_and_lists_the_good_run(root, damaged):
     pages = ["/", "/p/proj", "/api/p/proj/runs", "/p/proj/.charts", "/api/p/proj/.charts",
              "/p/proj/.timeline", "/api/p/proj/.timeline", "/artifacts", "/api/artifacts",
              "/p/proj/.artifacts", "/p/proj/.views", f"/p/proj/.charts?runs={damaged}"]
-    for run_id in [damaged, *DAMAGED, "stray-log"]:
+    for run_id in [damaged, *DAMAGED, "stray-log", "fifo-run-json"]:
         base = f"/p/proj/.run/{run_id}"
         pages += [base, f"{base}?tab=console", f"{base}?tab=files", f"/api{base}",
                   f"{base}/console", f"{base}/files/", f"/p/proj/.charts?runs={run_id},{damaged}",
@@ -102,3 +110,59 @@ def test_every_page_answers_and_lists_the_good_run(root, damaged):
     assert answers["/p/proj/.run/start-int/files/"].status == 200
     assert "run.json" in answers["/p/proj/.run/start-int/files/"].text
     assert answers["/p/proj/.run/deep-config?tab=files"].status == 200
+
+
+# -- FIFOs, sockets and devices (row 14 of reliability.md) -------------------------------------
+
+def _release(fifos) -> None:
+    """Open each FIFO for writing and close it, so a reader stuck on it sees its end."""
+    for fifo in fifos:
+        for _ in range(20):
+            try:
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                break
+
+
+def test_a_fifo_in_a_run_folder_never_blocks_the_viewer(root):
+    good = make_run(root, "proj", name="good")
+    pipes = make_run(root, "proj", name="pipes")
+    folder = root / "proj" / "runs" / pipes
+    (folder / "files").mkdir(exist_ok=True)
+    fifos = [folder / "files" / "fifo", folder / "files" / "output.log",
+             folder / "files" / "command.txt", folder / "data.parquet"]
+    for fifo in fifos:
+        if fifo.exists():
+            fifo.unlink()
+        os.mkfifo(fifo)
+    base = f"/p/proj/.run/{pipes}"
+    asked = [f"{base}/files/files/fifo", f"{base}/files/files/fifo?download=1", f"{base}/files/files/output.log",
+             base, f"{base}?tab=console", f"{base}/console", f"/api{base}/console",
+             f"/api/p/proj/.chart?runs={pipes}&name=train/loss"]
+    try:
+        with Viewer(root) as viewer:
+            with ThreadPoolExecutor(len(asked)) as pool:
+                answers = list(pool.map(lambda p: _get_within(viewer, p, 10), asked))
+            started = time.monotonic()
+            page = viewer.get(f"/p/proj/.run/{good}")
+            took = time.monotonic() - started
+    finally:
+        _release(fifos)
+    assert page.status == 200 and took < 1.0
+    status = dict(zip(asked, answers))
+    assert status[f"{base}/files/files/fifo"] == 404
+    assert status[f"{base}/files/files/fifo?download=1"] == 404
+    assert status[base] == 200 and status[f"{base}?tab=console"] == 200
+    assert status[f"/api/p/proj/.chart?runs={pipes}&name=train/loss"] == 200
+
+
+def _get_within(viewer, path: str, seconds: float):
+    """The status of a GET, or 'timeout' when no answer came in time."""
+    conn = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=seconds)
+    try:
+        conn.request("GET", path)
+        return conn.getresponse().status
+    except (TimeoutError, OSError):
+        return "timeout"
+    finally:
+        conn.close()

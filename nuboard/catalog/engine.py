@@ -238,12 +238,13 @@ def known_revisions() -> frozenset[str]:
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of a file, to tell a catalog replaced under us (None when missing)."""
+    """(device, inode) of a file, to tell a catalog replaced under us (None when missing or
+    empty: an open catalog is never 0 bytes, so an empty one was truncated under us)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return (st.st_dev, st.st_ino) if st.st_size > 0 else None
 
 
 def is_damaged(path: Path, *, thorough: bool = False) -> str | None:
@@ -263,8 +264,10 @@ def is_damaged(path: Path, *, thorough: bool = False) -> str | None:
         return None
     except OSError as exc:
         return f"it cannot be read ({exc.strerror or exc})"
-    if size == 0:
-        return None                                   # a new, empty database
+    if size == 0:                                     # a new, empty database, unless
+        if wal_before or _nonempty(wal):              # a WAL says it held pages: truncated
+            return "it was truncated to 0 bytes while its WAL was in use"
+        return None
     if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
         return "it is not an SQLite database (its header is wrong)"
     page_size = struct.unpack(">H", header[16:18])[0]

@@ -36,7 +36,8 @@ class Catalog:
         self.root = Path(root)
         self.project = project
         self.project_dir = layout.project_dir(self.root, project)
-        self.path, self.moved_because = catalog_path(self.project_dir)
+        self.path: Path
+        self.moved_because: str | None
         self.writer: Engine | None = None
         self.reader: Engine | None = None
         self.migrated_from: str | None = None
@@ -49,6 +50,9 @@ class Catalog:
         return Path(f"{self.path}.lock")
 
     def _open(self) -> None:
+        # again at each open: the folder that holds the catalog (.nuboard) may have been
+        # removed since, and is made anew (or the catalog goes to the cache folder)
+        self.path, self.moved_because = catalog_path(self.project_dir)
         with file_lock(self._lock_path):
             damage = is_damaged(self.path)
             if damage is not None:
@@ -98,7 +102,8 @@ class Catalog:
         return self.path.exists()
 
     def reopen_if_gone(self) -> bool:
-        """When the catalog file was deleted or replaced under us, open (so rebuild) a new one.
+        """When the catalog file was deleted, replaced or truncated under us (its folder
+        removed, too), open (so rebuild) a new one.
 
         Costs one stat when nothing happened. Returns whether it reopened.
         """

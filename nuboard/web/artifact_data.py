@@ -19,7 +19,7 @@ from ..artifacts.manifest import MANIFEST
 from ..artifacts.paths import resolve_location
 from ..artifacts.store import version_dir
 from ..catalog.tables import artifacts, lineage, runs, versions
-from ..jsonfile import open_regular
+from ..jsonfile import open_regular, read_json
 from ..records import display_status
 
 PAGE = 1000
@@ -171,7 +171,7 @@ def _entries(manifest: Path, needle: str, skip: int = 0):
     """The file entries of a manifest, in order, filtered by a substring of their path, after
     the first `skip` of them (skipped without being parsed when there is no filter)."""
     try:
-        fh = open_regular(manifest)                 # never blocks on a FIFO put there
+        fh = open_regular(manifest)                 # a FIFO named manifest.json never blocks
     except OSError:
         return
     with fh:
@@ -211,10 +211,10 @@ def _entries(manifest: Path, needle: str, skip: int = 0):
 
 def _entries_whole(manifest: Path, needle: str):
     try:
-        with open_regular(manifest) as fh:
-            doc = json.loads(fh.read().decode("utf-8"))
-    except (OSError, ValueError):
+        doc = read_json(manifest)
+    except (OSError, ValueError, RecursionError):
         return
-    for entry in (doc.get("files") if isinstance(doc, dict) else None) or []:
+    files = doc.get("files") if isinstance(doc, dict) else None
+    for entry in files if isinstance(files, list) else []:
         if isinstance(entry, dict) and (not needle or needle in str(entry.get("path", ""))):
             yield entry

@@ -1,8 +1,10 @@
 """The viewer's catalogs: one open Catalog per project, synced in the background when stale.
 
-The first request for a project syncs it before answering; later requests read what the
-catalog holds and, when the last sync is older than `every` seconds, start one more sync on a
-thread, so a page of 10,000 runs never waits for the stat of every folder.
+The first request for a project syncs it before answering. A later request that finds the
+last sync older than `every` seconds (the viewer sat idle, or the project changes often)
+starts a sync on a thread and waits for it at most SYNC_WAIT seconds, so it shows the runs
+made meanwhile while a slow sync (a first look at thousands of new runs) never holds a
+page for long; requests within `every` of a sync read what the catalog holds, at once.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from ..layout import find_projects
 
 PROJECTS_TTL = 5.0
+SYNC_WAIT = 1.0          # seconds a request waits for the sync it started (then answers)
 
 
 class _Entry:
@@ -22,6 +25,8 @@ class _Entry:
         self.synced_at = 0.0
         self.generation = 0
         self.running = False
+        self.done = threading.Event()
+        self.done.set()
         self.memo: dict[str, tuple[int, object]] = {}
 
 
@@ -53,11 +58,28 @@ class Catalogs:
             entry.synced_at = 0.0
         if entry.synced_at == 0.0:
             self._sync(entry)
-        elif time.monotonic() - entry.synced_at > self.every and not entry.running:
-            entry.running = True
-            threading.Thread(target=self._sync, args=(entry,), daemon=True,
-                             name=f"nuboard-sync-{project}").start()
+        elif time.monotonic() - entry.synced_at > self.every:
+            with self._lock:
+                start = not entry.running
+                if start:
+                    entry.running = True
+                    entry.done.clear()
+            if start:
+                threading.Thread(target=self._sync, args=(entry,), daemon=True,
+                                 name=f"nuboard-sync-{project}").start()
+            entry.done.wait(SYNC_WAIT)
         return entry.catalog
+
+    def find(self, project: str):
+        """The catalog of a project under the root, or None when there is none or it cannot
+        open (to read what this project's runs made in another project)."""
+        if project not in self.projects():
+            return None
+        from ..errors import NuBoardError
+        try:
+            return self.get(project)
+        except (NuBoardError, OSError):
+            return None
 
     def sync_now(self, project: str):
         """Sync at once (after an edit), and return the catalog."""
@@ -100,6 +122,7 @@ class Catalogs:
                 entry.synced_at = time.monotonic()
             finally:
                 entry.running = False
+                entry.done.set()
 
     def close(self) -> None:
         with self._lock:

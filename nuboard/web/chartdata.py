@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from .. import layout
 from ..compact import current_parquet_meta
+from ..jsonfile import open_regular
 from ..scalars import RunReader, Scalar
 from .downsampling import (Axis, Reduced, axis_from_arrays, downsample,  # noqa: F401
                            prepare_axis, reduce_axis, wrap_array)
@@ -184,11 +185,12 @@ class _Entry:
 
     def slice_parquet(self, name: str) -> Series:
         if self.columns is None:
-            try:
-                pf = pq.ParquetFile(self.run_dir / layout.PARQUET)
-                if (pf.schema_arrow.metadata or {}).get(b"nuboard") != self.meta:
-                    raise _Changed()
-                table = pf.read(columns=["step", "wall_time", "value"])
+            try:                        # a regular file only: a FIFO there never blocks
+                with open_regular(self.run_dir / layout.PARQUET) as fh:
+                    pf = pq.ParquetFile(fh)
+                    if (pf.schema_arrow.metadata or {}).get(b"nuboard") != self.meta:
+                        raise _Changed()
+                    table = pf.read(columns=["step", "wall_time", "value"])
             except Exception as exc:
                 raise _Changed() from exc
             self.columns = tuple(_contiguous(table.column(c))
@@ -226,7 +228,8 @@ def _parquet_meta(run_dir: Path, rank: int) -> bytes | None:
 def _parquet_first_wall(run_dir: Path) -> float | None:
     """The least wall time in data.parquet, from its column statistics (no data read)."""
     try:
-        md = pq.ParquetFile(run_dir / layout.PARQUET).metadata
+        with open_regular(run_dir / layout.PARQUET) as fh:
+            md = pq.ParquetFile(fh).metadata
         col = md.schema.names.index("wall_time")
         lows = []
         for g in range(md.num_row_groups):

@@ -11,6 +11,8 @@ import os
 import re
 from typing import BinaryIO, NamedTuple
 
+from ..jsonfile import NotRegularFileError, open_regular
+
 DEFAULT_LIMIT = 2 * 1024 * 1024
 
 # Dropped before rendering: escape sequences that neither move the cursor nor erase
@@ -52,9 +54,11 @@ def read_console(path: "str | os.PathLike[str]", limit: int = DEFAULT_LIMIT) -> 
     that are not UTF-8 become U+FFFD. A missing file gives no lines and exists=False.
     """
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return read_console_file(fh, limit)
     except FileNotFoundError:
+        return ConsoleView([], 0, False, 0, False)
+    except NotRegularFileError:               # a FIFO or device there: nothing to show
         return ConsoleView([], 0, False, 0, False)
 
 

@@ -51,22 +51,30 @@ def resolve_inside(base: Path, sub: str) -> Path:
 
 
 def open_inside(base: Path, real: Path, flags: int = os.O_RDONLY) -> int:
-    """Open `real` (from resolve_inside) walking from base without following any link."""
+    """Open `real` (from resolve_inside) walking from base without following any link.
+
+    The last segment is opened with O_NONBLOCK, so a FIFO, socket or device there never
+    blocks the open (callers check is_regular and refuse anything else); a regular file
+    is switched back to blocking reads.
+    """
     real_base = Path(os.path.realpath(base))
     rel = real.relative_to(real_base).parts
     nofollow = getattr(os, "O_NOFOLLOW", 0)
     cloexec = getattr(os, "O_CLOEXEC", 0)
+    nonblock = getattr(os, "O_NONBLOCK", 0)
     fd = os.open(real_base, os.O_RDONLY | os.O_DIRECTORY | cloexec)
     try:
         for i, part in enumerate(rel):
             last = i == len(rel) - 1
-            mode = (flags if last else os.O_RDONLY | os.O_DIRECTORY) | nofollow | cloexec
+            mode = (flags | nonblock if last else os.O_RDONLY | os.O_DIRECTORY) | nofollow | cloexec
             try:
                 nxt = os.open(part, mode, dir_fd=fd)
             except OSError as exc:
                 raise OutsideError(f"{part!r} changed or is a link ({exc.strerror})") from None
             os.close(fd)
             fd = nxt
+        if is_regular(fd) and nonblock and hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
         return fd
     except BaseException:
         os.close(fd)

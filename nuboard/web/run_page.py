@@ -13,6 +13,7 @@ from .console_text import ConsoleView, read_console_file
 from .containment import open_file_inside
 from .run_details import RunMissing, RunUnreadable, run_overview
 from .runs_page import known_project
+from .timeline_data import produced_versions
 
 run_page = Blueprint("run", __name__)
 TABS = ("overview", "console", "files")
@@ -37,11 +38,29 @@ def overview(project: str, run_id: str) -> dict:
     """The Overview's data; 404 when the run is gone, 422 naming what is wrong with its
     run.json when that cannot be shown (the Files tab still can: see files_overview)."""
     try:
-        return run_overview(root_dir(), project, run_id, watch=_watch())
+        run = run_overview(root_dir(), project, run_id, watch=_watch())
     except RunMissing as exc:
         abort(404, description=str(exc))
     except RunUnreadable as exc:
         abort(422, description=str(exc))
+    run["outputs"] = with_made_versions(run["outputs"], made_versions(project, run_id))
+    return run
+
+
+def made_versions(project: str, run_id: str) -> list[dict]:
+    """The versions the catalog says this run made (their producer, or a 'produced' edge),
+    in this project or another: what the Timeline and the lineage show."""
+    catalog = catalogs().get(project)
+    with catalog.reader.connect() as conn:
+        return produced_versions(catalog, conn, {run_id}, catalogs().find).get(run_id, [])
+
+
+def with_made_versions(outputs: list[dict], made: list[dict]) -> list[dict]:
+    """run.json's outputs, then each version made from the run that they do not name."""
+    named = {(o.get("project"), o.get("name"), o.get("version")) for o in outputs}
+    return outputs + [{"project": v["project"], "name": v["name"], "version": v["version"],
+                       "state": v["state"]}
+                      for v in made if (v["project"], v["name"], v["version"]) not in named]
 
 
 def files_overview(project: str, run_id: str) -> dict:

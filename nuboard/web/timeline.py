@@ -12,7 +12,6 @@ import time
 from flask import Blueprint, current_app, render_template, request, url_for
 
 from ..catalog.query import QuerySyntaxError
-from ..errors import NuBoardError
 from .app import catalogs, wants_json
 from .runs_page import known_project
 from .timeline_data import LIMIT, SessionCache, timeline as timeline_of
@@ -27,13 +26,9 @@ def session_cache() -> SessionCache:
 
 
 def _other_catalog(project: str):
-    """Another project's catalog, to read the versions this project's runs made there."""
-    if project not in catalogs().projects():
-        return None
-    try:
-        return catalogs().get(project)
-    except (NuBoardError, OSError):     # it cannot open: the diamonds go without their times
-        return None
+    """Another project's catalog, to read the versions this project's runs made there (None
+    when it cannot open: the diamonds go without their times)."""
+    return catalogs().find(project)
 
 
 def artifact_url(project: str, name: str, number: int) -> str:
