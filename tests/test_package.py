@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from nuboard.layout import resource_dir
 
 REPO = Path(__file__).resolve().parent.parent
@@ -29,6 +31,7 @@ def test_wheel_installs_into_a_fresh_venv_and_works(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
                    timeout=300)
     python = venv / "bin" / "python"
+    see_our_packages(python)
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
                     str(wheel)], check=True, timeout=300)
     code = textwrap.dedent("""
@@ -71,11 +74,65 @@ def test_wheel_installs_into_a_fresh_venv_and_works(tmp_path):
     assert up.returncode == 0
 
 
+@pytest.mark.slow
+def test_the_wheel_test_passes_when_the_suite_runs_in_a_venv(tmp_path):
+    """The README's set-up in a fresh venv: the package and what the wheel test needs installed
+    there, then the wheel test run by that venv's pytest.
+
+    The venv is made from a Python that lacks the dependencies when this machine has one (such
+    as Debian's /usr/bin/python3 beside a Python that has them), as on a new user's machine:
+    then they live in the venv alone, and a venv made inside it cannot find them in its base.
+    """
+    outer = tmp_path / "outer"
+    subprocess.run([bare_python(), "-m", "venv", str(outer)], check=True, timeout=300)
+    python = outer / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{outer / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    install = subprocess.run([str(python), "-m", "pip", "install", "--quiet",
+                              "--disable-pip-version-check", "-e", str(REPO), "pytest", "build",
+                              "hatchling"], capture_output=True, text=True, env=env, timeout=900)
+    assert install.returncode == 0, install.stderr[-3000:]
+    where = subprocess.run([str(python), "-c", "import flask, nuboard; print(flask.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
+    assert where.returncode == 0 and str(outer) in where.stdout, where.stdout + where.stderr
+    run = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/test_package.py", "-k", "wheel_installs_into_a_fresh_venv"],
+                         cwd=REPO, capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert "1 passed" in run.stdout
+
+
+def bare_python() -> str:
+    """A Python >= 3.10 with venv on this machine that cannot import flask, else this one."""
+    import shutil
+    probe = "import sys, venv, ensurepip; assert sys.version_info >= (3, 10)\ntry:\n import flask\nexcept ImportError:\n sys.exit(0)\nsys.exit(1)"
+    for name in ("/usr/bin/python3", "/usr/local/bin/python3", shutil.which("python3")):
+        if name and os.path.isfile(name):
+            ok = subprocess.run([name, "-I", "-c", probe], capture_output=True, timeout=60)
+            if ok.returncode == 0:
+                return name
+    return sys.executable
+
+
+def see_our_packages(python: Path) -> None:
+    """Let a new venv import the packages of the interpreter running the tests (the wheel's deps).
+
+    `--system-site-packages` shows a venv its *base* interpreter's packages: when the tests run
+    in a venv themselves, that is not where flask and the others are. A .pth file in the new
+    venv names the running interpreter's site-packages (sysconfig's purelib and platlib); they
+    come after the new venv's own, so the wheel installed there is the nuboard it imports.
+    """
+    import sysconfig
+    ours = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    theirs = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                            capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    (Path(theirs) / "_outer_site_packages.pth").write_text("".join(f"{p}\n" for p in ours))
+
+
 def test_house_checks_hold():
     """../shared/tools/check_house.py (import stays light, faces on top, README and CI) is quiet."""
     tool = REPO.parent / "shared" / "tools" / "check_house.py"
     if not tool.is_file():
-        import pytest
         pytest.skip(f"{tool} is not beside this checkout")
     out = subprocess.run([sys.executable, str(tool), str(REPO)], capture_output=True, text=True,
                          timeout=120)
