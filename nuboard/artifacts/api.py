@@ -252,6 +252,7 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
         raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder")
     left_out: list = []
     listing = list(walk_files(real, progress, left_out))
+    left_out.sort()
     if not listing:
         raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one"
                                    + (f" ({left_out_text(left_out)})" if left_out else ""))

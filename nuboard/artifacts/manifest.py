@@ -182,11 +182,11 @@ def _folder_items(folder: str, prefix: str, left_out: list
 
 
 def left_out_text(left_out: "list[tuple[str, str]]", limit: int = 50) -> str:
-    """'2 entries left out (not regular files): val (a dangling link), q (a FIFO)'."""
+    """'2 entries left out (not regular files or folders): val (a dangling link), q (a FIFO)'."""
     n = len(left_out)
     shown = ", ".join(f"{path} ({what})" for path, what in left_out[:limit])
     more = f" and {n - limit} more" if n > limit else ""
-    return (f"{n} {'entry' if n == 1 else 'entries'} left out, not being files or folders: "
+    return (f"{n} {'entry' if n == 1 else 'entries'} left out (not regular files or folders): "
             f"{shown}{more}")
 
 
