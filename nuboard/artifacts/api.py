@@ -18,8 +18,9 @@ from ..layout import project_dir, resolve_root
 from ..names import check_project
 from . import store
 from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
-from .manifest import (FORMAT, MANIFEST, Progress, copy_files, hash_files, left_out_text,
-                       read_manifest_checked, walk_files, write_manifest)
+from .listing import Progress, left_out_text, walk_files
+from .manifest import (FORMAT, MANIFEST, copy_files, hash_files, read_manifest_checked,
+                       write_manifest)
 from .names import check_artifact_name, check_type, parse_spec, parse_version, version_label
 from .paths import expand_variables, is_within, resolve_location, store_location
 
