@@ -137,7 +137,7 @@ def test_the_cli_names_what_it_left_out_and_adds_the_rest(root, tmp_path):
     assert warning.startswith("nuboard: warning: path ") and "gone (a dangling link)" in warning
     assert "sub/pipe (a FIFO)" in warning and "4 entries left out" in warning
     show = cli(root, "artifact", "show", "datasets/d:v1")
-    assert show.returncode == 0 and "left out     4 not files or folders" in show.stdout
+    assert show.returncode == 0 and "left out     4 entries (not regular files or folders): gone (a dangling link), null" in show.stdout
     dry = cli(root, "artifact", "add", "datasets/d", str(data), "--ref", "--type", "dataset",
               "--description", "d", "--dry-run", timeout=60)
     assert dry.returncode == 0 and "gone (a dangling link)" in one_line_error(dry)

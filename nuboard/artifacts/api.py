@@ -80,7 +80,7 @@ class Artifact(Mapping):
         return key in self._entries
 
     def __repr__(self) -> str:
-        return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {len(self)} files>"
+        return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {len(self)} file{'' if len(self) == 1 else 's'}>"
 
     def check(self) -> list[FileProblem]:
         """Compare every listed file with the manifest by size; return the missing and changed
