@@ -154,7 +154,10 @@ def test_a_running_runs_files_cannot_be_referenced_from_any_project(root):
         for call in (lambda: run.add_artifact("datasets/x", str(best), reference=True),
                      lambda: run.add_artifact("x", folder, reference=True),
                      lambda: nb.add_artifact("datasets", "x", str(best), reference=True),
-                     lambda: nb.add_artifact("llm", "x", str(best), reference=True)):
+                     lambda: nb.add_artifact("llm", "x", str(best), reference=True),
+                     lambda: nb.add_artifact("datasets", "x", str(root / "llm" / "runs"),
+                                             reference=True),        # folders that hold it
+                     lambda: nb.add_artifact("datasets", "x", str(root / "llm"), reference=True)):
             with pytest.raises(ValueError) as info:
                 call()
             assert str(info.value).startswith(f"run {run.id!r} is still running, so its files "
