@@ -80,7 +80,7 @@ def walk_files(root: Path, progress: Progress | None = None,
     # them is a loop.
     top_key = (st.st_dev, st.st_ino) if st is not None else None
     on_path = {top_key: ""}
-    stack = [("", _folder_items(top, "", skipped), top_key)]
+    stack = [("", _folder_items(top, "", skipped, top), top_key)]
     while stack:
         prefix, items, _ = stack[-1]
         for key, path, st in items:
@@ -95,11 +95,11 @@ def walk_files(root: Path, progress: Progress | None = None,
                     inside = on_path[folder_key]
                     raise LinkLoopError(
                         f"the link {sub.rstrip('/')!r} in {top!r} leads back to "
-                        + (f"the folder {inside.rstrip('/')!r} it is inside" if inside
-                           else "the folder itself")
-                        + " (a loop): remove the link, or give a folder without it")
+                        + (f"{inside.rstrip('/')!r}, a folder it is in," if inside
+                           else f"{Path(top).name!r} itself,")
+                        + " a loop: remove the link, or give a folder without it")
                 on_path[folder_key] = sub
-                stack.append((sub, _folder_items(path, sub, skipped), folder_key))
+                stack.append((sub, _folder_items(path, sub, skipped, top), folder_key))
                 break
             yield prefix + key, st
             count += 1
@@ -123,7 +123,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _folder_items(folder: str, prefix: str, left_out: list
+def _folder_items(folder: str, prefix: str, left_out: list, top: str
                   ) -> Iterator[tuple[str, str, "os.stat_result | None"]]:
     """A folder's regular files and subfolders as (sort key, path, stat or None for a folder),
     sorted; links followed; anything else appended to left_out as (path, what it is)."""
@@ -140,8 +140,8 @@ def _folder_items(folder: str, prefix: str, left_out: list
                     except OSError as exc:
                         if exc.errno == errno.ELOOP:
                             raise LinkLoopError(
-                                f"the link {prefix + entry.name!r} in {folder!r} leads back to "
-                                "itself (a loop): remove the link, or give a folder without it"
+                                f"the link {prefix + entry.name!r} in {top!r} leads back to "
+                                "itself, a loop: remove the link, or give a folder without it"
                             ) from None
                         raise
                     if stat.S_ISDIR(st.st_mode):
