@@ -227,3 +227,23 @@ def test_a_fifo_for_a_manifest_never_blocks_anyone(root, tmp_path):
     with Viewer(root) as v:
         assert v.get("/p/datasets/.artifact/d/v1").status == 404
         assert v.get("/api/artifacts").json()["artifacts"] == []
+
+
+def test_a_version_from_a_runs_folder_in_the_viewer_names_what_it_left_out(root):
+    with nb.init("llm", run_name="train", **QUIET) as run:
+        files = Path(run.path) / "files" / "ckpt"
+        files.mkdir(parents=True)
+        (files / "w.bin").write_bytes(b"w")
+        os.symlink("../nowhere", files / "latest")
+    fields = {"project": "llm", "run": run.id, "name": "best", "path": "files/ckpt",
+              "store": "copy", "type": "checkpoint", "description": "from the run"}
+    with Viewer(root, edit_artifacts=True) as v:
+        check = v.post("/api/p/llm/.artifacts/check", fields).json()
+        assert check["ok"] and any("latest (a dangling link)" in w for w in check["warnings"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            added = v.post("/p/llm/.artifacts/add", fields)
+        assert added.status == 201 and "Added llm/best:v1" in added.text
+        assert "latest (a dangling link)" in added.text
+    art = get_artifact("llm/best:v1")
+    assert list(art) == ["w.bin"] and art.producer == {"project": "llm", "run_id": run.id}
