@@ -116,6 +116,10 @@ def test_messages_read_right(root, tmp_path):
     restore = cli(root, "artifact", "restore", "datasets/d:v1")
     twice = cli(root, "artifact", "restore", "datasets/d:v1")
     assert restore.returncode == 0 and "is not unlinked in project 'datasets'" in one_line_error(twice)
+    (src / "a").unlink()
+    gone = cli(root, "artifact", "show", "datasets/d:v1")
+    assert gone.returncode == 1
+    assert "  check        1 of 1 file missing or changed:" in gone.stdout.splitlines()
 
 
 # --- item 18: a damaged version never breaks a project ------------------------------------------------

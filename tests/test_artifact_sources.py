@@ -137,7 +137,7 @@ def test_the_cli_names_what_it_left_out_and_adds_the_rest(root, tmp_path):
     assert warning.startswith("nuboard: warning: path ") and "gone (a dangling link)" in warning
     assert "sub/pipe (a FIFO)" in warning and "4 entries left out" in warning
     show = cli(root, "artifact", "show", "datasets/d:v1")
-    assert show.returncode == 0 and "left out     4 not files or folders" in show.stdout
+    assert show.returncode == 0 and "left out     4 entries (not regular files or folders): gone (a dangling link), null" in show.stdout
     dry = cli(root, "artifact", "add", "datasets/d", str(data), "--ref", "--type", "dataset",
               "--description", "d", "--dry-run", timeout=60)
     assert dry.returncode == 0 and "gone (a dangling link)" in one_line_error(dry)
@@ -154,7 +154,10 @@ def test_a_running_runs_files_cannot_be_referenced_from_any_project(root):
         for call in (lambda: run.add_artifact("datasets/x", str(best), reference=True),
                      lambda: run.add_artifact("x", folder, reference=True),
                      lambda: nb.add_artifact("datasets", "x", str(best), reference=True),
-                     lambda: nb.add_artifact("llm", "x", str(best), reference=True)):
+                     lambda: nb.add_artifact("llm", "x", str(best), reference=True),
+                     lambda: nb.add_artifact("datasets", "x", str(root / "llm" / "runs"),
+                                             reference=True),        # folders that hold it
+                     lambda: nb.add_artifact("datasets", "x", str(root / "llm"), reference=True)):
             with pytest.raises(ValueError) as info:
                 call()
             assert str(info.value).startswith(f"run {run.id!r} is still running, so its files "
@@ -224,3 +227,23 @@ def test_a_fifo_for_a_manifest_never_blocks_anyone(root, tmp_path):
     with Viewer(root) as v:
         assert v.get("/p/datasets/.artifact/d/v1").status == 404
         assert v.get("/api/artifacts").json()["artifacts"] == []
+
+
+def test_a_version_from_a_runs_folder_in_the_viewer_names_what_it_left_out(root):
+    with nb.init("llm", run_name="train", **QUIET) as run:
+        files = Path(run.path) / "files" / "ckpt"
+        files.mkdir(parents=True)
+        (files / "w.bin").write_bytes(b"w")
+        os.symlink("../nowhere", files / "latest")
+    fields = {"project": "llm", "run": run.id, "name": "best", "path": "files/ckpt",
+              "store": "copy", "type": "checkpoint", "description": "from the run"}
+    with Viewer(root, edit_artifacts=True) as v:
+        check = v.post("/api/p/llm/.artifacts/check", fields).json()
+        assert check["ok"] and any("latest (a dangling link)" in w for w in check["warnings"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            added = v.post("/p/llm/.artifacts/add", fields)
+        assert added.status == 201 and "Added llm/best:v1" in added.text
+        assert "latest (a dangling link)" in added.text
+    art = get_artifact("llm/best:v1")
+    assert list(art) == ["w.bin"] and art.producer == {"project": "llm", "run_id": run.id}

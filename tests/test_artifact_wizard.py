@@ -323,3 +323,15 @@ def test_quit_and_ctrl_c_write_nothing(root, data, tail):
 def test_ctrl_c_at_the_first_question(root):
     result, printed, _ = drive("\x03", root)
     assert result is None and printed == [] and not root.exists()
+
+
+def test_the_path_names_what_it_leaves_out(root, tmp_path, data):
+    os.symlink("../nowhere", data / "gone")
+    os.mkfifo(data / "pipe")
+    result, printed, _ = drive(keys("datasets/x", str(data), "copy", "dataset", "d", "", "y"), root)
+    assert printed[1:3] == [
+        "  ✓ 3 files, 3 kB",
+        f"  ⚠ path {str(data)!r}: 2 entries left out (not regular files or folders): "
+        "gone (a dangling link), pipe (a FIFO)",
+    ]
+    assert result is not None and result.path == str(data)

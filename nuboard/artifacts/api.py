@@ -18,8 +18,9 @@ from ..layout import project_dir, resolve_root
 from ..names import check_project
 from . import store
 from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
-from .manifest import (FORMAT, MANIFEST, Progress, copy_files, hash_files, left_out_text,
-                       read_manifest_checked, walk_files, write_manifest)
+from .listing import Progress, left_out_text, walk_files
+from .manifest import (FORMAT, MANIFEST, copy_files, hash_files, read_manifest_checked,
+                       write_manifest)
 from .names import check_artifact_name, check_type, parse_spec, parse_version, version_label
 from .paths import expand_variables, is_within, resolve_location, store_location
 
@@ -79,7 +80,7 @@ class Artifact(Mapping):
         return key in self._entries
 
     def __repr__(self) -> str:
-        return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {len(self)} files>"
+        return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {len(self)} file{'' if len(self) == 1 else 's'}>"
 
     def check(self) -> list[FileProblem]:
         """Compare every listed file with the manifest by size; return the missing and changed
@@ -180,11 +181,20 @@ def _run_folder_around(real: Path) -> Path | None:
     return None
 
 
-def _refuse_running(real: Path, given: str) -> None:
-    """A running run's files may change: refuse to reference them, from any project."""
+def _refuse_running(real: Path, given: str, listing: list = ()) -> None:
+    """A running run's files may change: refuse to reference them, from any project, also
+    through a folder that holds the run (a project's runs/, say)."""
+    _refuse_if_running(_run_folder_around(real), given)
+    for rel, _ in listing:              # a million paths: one endswith each
+        if rel.endswith("/run.json"):
+            parts = rel.split("/")
+            if (parts[-3] if len(parts) >= 3 else real.name) == "runs":
+                _refuse_if_running(real.joinpath(*parts[:-1]), given)
+
+
+def _refuse_if_running(run_folder: Path | None, given: str) -> None:
     from ..jsonfile import read_json
     from ..status import run_status
-    run_folder = _run_folder_around(real)
     if run_folder is None:
         return
     try:
@@ -245,13 +255,14 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
     real = Path(expanded).resolve()
     _check_not_artifacts(real, project_path, root)
     run_id = _run_of(real, project_path)
-    if reference:
-        _refuse_running(real, given)
     single = real.is_file()
     if not single and not real.is_dir():
         raise InvalidArgumentError(f"path {given!r} is neither a file nor a folder")
     left_out: list = []
     listing = list(walk_files(real, progress, left_out))
+    left_out.sort()
+    if reference:
+        _refuse_running(real, given, listing)
     if not listing:
         raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one"
                                    + (f" ({left_out_text(left_out)})" if left_out else ""))

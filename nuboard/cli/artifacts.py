@@ -341,7 +341,8 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
     lines = [line for line in lines if line is not None]
     left_out = doc.get("left_out") if isinstance(doc.get("left_out"), list) else []
     if left_out:
-        lines.append(f"  left out     {len(left_out):,} not files or folders when it was made: "
+        lines.append(f"  left out     {len(left_out):,} {'entry' if len(left_out) == 1 else 'entries'}"
+                     " (not regular files or folders): "
                      + ", ".join(f"{e.get('path')} ({e.get('what')})" for e in left_out[:20]
                                  if isinstance(e, dict))
                      + (f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""))
@@ -353,7 +354,7 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
         lines.append("  check        " + ", ".join("$" + v for v in version.unset_variables)
                      + " not set here, so the files cannot be checked")
     elif problems:
-        lines.append(f"  check        {len(problems)} of {len(version):,} files missing or changed:")
+        lines.append(f"  check        {len(problems):,} of {format_count(len(version))} missing or changed:")
         for p in problems[:20]:
             lines.append(f"    {p.path}: {p.detail}")
         if len(problems) > 20:
