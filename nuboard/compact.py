@@ -4,14 +4,17 @@ The file is derived from the event logs and never replaces them. Its key-value m
 (b"nuboard") names the log files and the bytes of each it was built from; a reader uses it
 only while the logs on disk are exactly those, so it is never older than the logs.
 Rows are grouped by scalar, with each scalar's first row and count in the metadata.
+Every read opens the file with jsonfile.open_regular (open_parquet): a FIFO, socket or
+device named data.parquet is never opened for a blocking read.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from array import array
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from . import layout
 from .jsonfile import TEMP_PREFIX, open_regular
@@ -60,53 +63,79 @@ def write_parquet(run_dir: Path, rank: int = 0) -> Path:
     return final
 
 
-def current_parquet_meta(run_dir: Path, rank: int = 0) -> tuple[bytes, dict] | None:
-    """data.parquet's metadata (raw and parsed) when it was built from exactly the logs on
-    disk for this rank; None when it is missing, foreign or out of date."""
+@contextlib.contextmanager
+def open_parquet(run_dir: Path) -> Iterator:
+    """data.parquet of a run folder as a pyarrow.parquet.ParquetFile, opened with open_regular.
+
+    Raises OSError (NotRegularFileError for a FIFO, socket, device or folder) when it cannot
+    be opened, and pyarrow's errors when it is not a Parquet file.
+    """
     import pyarrow.parquet as pq
 
-    try:
-        with open_regular(run_dir / layout.PARQUET) as fh:      # a FIFO never blocks
-            raw = (pq.read_schema(fh).metadata or {}).get(b"nuboard")
-        meta = json.loads(raw) if raw else None
-    except Exception:
-        return None
+    with open_regular(Path(run_dir) / layout.PARQUET) as fh:
+        yield pq.ParquetFile(fh)
+
+
+def _current(run_dir: Path, meta: object, rank: int) -> bool:
+    """Whether parsed metadata says the file was built from exactly this rank's logs on disk."""
     if not isinstance(meta, dict) or meta.get("format") != PARQUET_FORMAT or meta.get("rank") != rank:
-        return None
+        return False
     on_disk = []
     for _, _, log in layout.list_logs(run_dir, rank):
         try:
             on_disk.append([log.name, log.stat().st_size])
         except OSError:
-            return None
-    if on_disk != [list(x) for x in meta.get("sources", [])]:
+            return False
+    return on_disk == meta.get("sources")
+
+
+def _raw_meta(pf) -> tuple[bytes, object] | None:
+    raw = (pf.schema_arrow.metadata or {}).get(b"nuboard")
+    return (raw, json.loads(raw)) if raw else None
+
+
+def current_parquet_meta(run_dir: Path, rank: int = 0) -> tuple[bytes, dict] | None:
+    """data.parquet's metadata (raw and parsed) when it was built from exactly the logs on
+    disk for this rank; None when it is missing, not a regular file, foreign or out of date."""
+    try:
+        with open_parquet(run_dir) as pf:
+            found = _raw_meta(pf)
+    except Exception:
         return None
-    return raw, meta
+    if found is None or not _current(run_dir, found[1], rank):
+        return None
+    return found     # type: ignore[return-value]
 
 
 def read_parquet_if_current(run_dir: Path, keys: Iterable[str] | None, rank: int = 0
                             ) -> dict[str, Scalar] | None:
     """The scalars from data.parquet, or None when it is missing, foreign or out of date."""
-    import pyarrow.parquet as pq
-
-    found = current_parquet_meta(run_dir, rank)
-    if found is None:
-        return None
-    meta = found[1]
-    try:        # ParquetFile.read gives one chunk a column; read_table gives many, far slower
-        with open_regular(run_dir / layout.PARQUET) as fh:
-            table = pq.ParquetFile(fh).read(columns=["step", "wall_time", "value"])
+    try:
+        with open_parquet(run_dir) as pf:
+            found = _raw_meta(pf)
+            if found is None or not _current(run_dir, found[1], rank):
+                return None
+            # ParquetFile.read gives one chunk a column; read_table gives many, far slower
+            table = pf.read(columns=["step", "wall_time", "value"])
     except Exception:
         return None
     cols = [table.column(c).combine_chunks() for c in ("step", "wall_time", "value")]
-    offsets = meta.get("keys", {})
-    wanted = list(offsets) if keys is None else [k for k in keys if k in offsets]
-    out = {}
-    for name in wanted:
-        start, n = offsets[name]
-        out[name] = Scalar(*(_to_array(code, col, start, n)
-                             for code, col in zip("qdd", cols)))
-    return out
+    offsets = found[1].get("keys", {})
+    try:
+        wanted = list(offsets) if keys is None else [k for k in keys if k in offsets]
+        return {name: Scalar(*(_to_array(code, col, *_span(offsets[name], len(col)))
+                               for code, col in zip("qdd", cols)))
+                for name in wanted}
+    except (TypeError, ValueError):     # metadata of the wrong shape: read the logs instead
+        return None
+
+
+def _span(where: object, rows: int) -> tuple[int, int]:
+    """A scalar's [first row, count] from the metadata, checked against the table."""
+    start, n = where                                        # type: ignore[misc]
+    if not (type(start) is int and type(n) is int and 0 <= start and 0 <= n and start + n <= rows):
+        raise ValueError(f"rows {where!r} outside the table of {rows}")
+    return start, n
 
 
 def _to_array(code: str, col, start: int, n: int) -> array:

@@ -190,30 +190,39 @@ class LogReader:
         if len(data) < len(FILE_HEADER_V1):
             self.stats.torn_tail_bytes = len(data)
             return None
-        if data[:4] != FILE_MAGIC:
-            self.stats.header_ok = False
-            self._problem(f"{self.path} is not a NuBoard event log (bad header)")
+        version = struct.unpack_from("<H", data, 4)[0]
+        if data[:4] == FILE_MAGIC and version == 1:
             self.version = 1
             return len(FILE_HEADER_V1)
-        version = struct.unpack_from("<H", data, 4)[0]
-        if version > FORMAT_VERSION:
-            self.stats.header_ok = False
+        if data[:4] == FILE_MAGIC and version == 2:
+            if len(data) < _HEADER_V2.size:
+                self.stats.torn_tail_bytes = len(data)
+                return None
+            self.version, self.salt = 2, self._voted_salt(data)
+            return _HEADER_V2.size
+        self.stats.header_ok = False
+        guess = _guess_format(data)          # a flipped bit in the magic or the version?
+        if guess is not None:
+            self.version, self.salt, base = guess
+            self._problem(f"{self.path}: the header is damaged; its first record checks out "
+                          f"as format {self.version}, read as such")
+            if self.version == 2:
+                self._voted_salt(data)
+            return base
+        if data[:4] == FILE_MAGIC and version > FORMAT_VERSION:
             self._problem(f"{self.path} has event log format {version}; this NuBoard "
                           f"reads up to {FORMAT_VERSION}: upgrade nuboard")
             return None
-        if version < 2:
-            self.version = 1
-            return len(FILE_HEADER_V1)
-        if len(data) < _HEADER_V2.size:
-            self.stats.torn_tail_bytes = len(data)
-            return None
-        a, b, c = _HEADER_V2.unpack_from(data)[3:]
-        self.salt = (a & b) | (a & c) | (b & c)      # the majority of each bit
-        if not a == b == c:
+        self._problem(f"{self.path} is not a NuBoard event log (bad header)")
+        self.version = 1
+        return len(FILE_HEADER_V1)
+
+    def _voted_salt(self, data: bytes) -> int:
+        salt, agree = _majority_salt(data)
+        if not agree:
             self._problem(f"{self.path}: a copy of the salt in the header is damaged "
                           f"(outvoted by the other two)")
-        self.version = version
-        return _HEADER_V2.size
+        return salt
 
     def _decode(self, payload: memoryview, chunks: list[Chunk]) -> None:
         kind = payload[0] if len(payload) else 0
@@ -267,6 +276,26 @@ def _array(code: str, raw: memoryview) -> array:
     if _BIG:
         out.byteswap()
     return out
+
+
+def _majority_salt(data: bytes) -> tuple[int, bool]:
+    """The salt of a format-2 header by a bitwise majority of its three copies, and whether
+    the copies agree."""
+    a, b, c = _HEADER_V2.unpack_from(data)[3:]
+    return (a & b) | (a & c) | (b & c), a == b == c
+
+
+def _guess_format(data: bytes) -> tuple[int, int, int] | None:
+    """(version, salt, first frame offset) of a log whose magic or version field is damaged:
+    format 2 when a frame right after a 20-byte header checks out with the voted salt, format 1
+    when one after 8 bytes checks out unsalted; None when neither does."""
+    if len(data) >= _HEADER_V2.size:
+        salt = _majority_salt(data)[0]
+        if salt and _frame_size(data, _HEADER_V2.size, salt) is not None:
+            return 2, salt, _HEADER_V2.size
+    if _frame_size(data, len(FILE_HEADER_V1), 0) is not None:
+        return 1, 0, len(FILE_HEADER_V1)
+    return None
 
 
 def _frame_size(data: bytes, pos: int, salt: int) -> int | None:

@@ -11,7 +11,9 @@ RUN_JSON = "run.json"
 HEARTBEAT = "heartbeat"
 PARQUET = "data.parquet"
 FILES = "files"
-LOG_PATTERN = re.compile(r"^events\.r(\d+)\.s(\d+)\.log$")
+# A log name in canonical form only: ASCII digits, no leading zero, at most 19 digits.
+LOG_PATTERN = re.compile(r"events\.r(0|[1-9][0-9]{0,18})\.s(0|[1-9][0-9]{0,18})\.log\Z", re.ASCII)
+INT64_MAX = (1 << 63) - 1
 
 
 def resolve_root(dir: "str | os.PathLike[str] | None" = None) -> Path:
@@ -41,17 +43,39 @@ def log_name(rank: int, session: int) -> str:
     return f"events.r{rank}.s{session}.log"
 
 
+def parse_log_name(name: str) -> tuple[int, int] | None:
+    """(rank, session) of an event log's file name; None for any other name, one not in the
+    form log_name writes ('events.r01.s0.log') or with a number outside int64."""
+    match = LOG_PATTERN.match(name)
+    if match is None:
+        return None
+    rank, session = int(match.group(1)), int(match.group(2))
+    if rank > INT64_MAX or session > INT64_MAX:
+        return None
+    return rank, session
+
+
 def list_logs(folder: Path, rank: int | None = None) -> list[tuple[int, int, Path]]:
-    """The event logs in a run folder as (rank, session, path), sorted by rank then session."""
+    """The event logs in a run folder as (rank, session, path), sorted by rank then session.
+
+    Only regular files (or links to them) whose name parse_log_name reads are listed: a stray
+    file, a FIFO or a folder named like a log is left out, never an error.
+    """
     found = []
     try:
-        names = os.listdir(folder)
+        entries = list(os.scandir(folder))
     except OSError:
         return []
-    for name in names:
-        match = LOG_PATTERN.match(name)
-        if match and (rank is None or int(match.group(1)) == rank):
-            found.append((int(match.group(1)), int(match.group(2)), Path(folder) / name))
+    for entry in entries:
+        parsed = parse_log_name(entry.name)
+        if parsed is None or (rank is not None and parsed[0] != rank):
+            continue
+        try:
+            regular = entry.is_file()
+        except OSError:
+            continue
+        if regular:
+            found.append((parsed[0], parsed[1], Path(folder) / entry.name))
     found.sort()
     return found
 

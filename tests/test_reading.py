@@ -97,6 +97,7 @@ def test_events_dump_prints_records(root):
                           "--limit", "2"], capture_output=True, text=True, env=child_env())
     assert out.returncode == 0, out.stderr
     assert f'"run_id": "{run.id}"' in out.stdout
+    assert "format 2 salt 0x" in out.stdout
     assert "points 'loss' n=1000 [0:1.0, 1:0.5, ... (998 more)]" in out.stdout
     assert "records=" in out.stdout and "corrupt_skipped=0" in out.stdout
 
