@@ -166,3 +166,13 @@ def _get_within(viewer, path: str, seconds: float):
         return "timeout"
     finally:
         conn.close()
+
+
+def test_a_path_too_long_for_the_system_is_a_404(root):
+    run_id = make_run(root, "proj", name="good")
+    base = f"/p/proj/.run/{run_id}/files/"
+    with Viewer(root) as viewer:
+        answers = [viewer.get(base + sub).status
+                   for sub in ("a" * 3000, "a/" * 3000, "a" * 3000 + "?download=1")]
+        answers.append(viewer.get(f"/api{base}" + "a/" * 3000).status)
+    assert answers == [404] * 4
