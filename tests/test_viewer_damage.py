@@ -176,3 +176,19 @@ def test_a_path_too_long_for_the_system_is_a_404(root):
                    for sub in ("a" * 3000, "a/" * 3000, "a" * 3000 + "?download=1")]
         answers.append(viewer.get(f"/api{base}" + "a/" * 3000).status)
     assert answers == [404] * 4
+
+
+def test_a_run_json_made_too_deep_after_indexing_breaks_no_page(root):
+    """Indexed while fine, then rewritten nested 5,000 deep: pages that read run.json answer."""
+    good = make_run(root, "proj", name="good")
+    later = make_run(root, "proj", name="later")
+    with Viewer(root, sync_every=3600) as viewer:
+        assert viewer.get("/api/p/proj/runs").json()["total"] == 2
+        _copy_run(root / "proj" / "runs", good, "tmp", _nested(DEEP))
+        os.replace(root / "proj" / "runs" / "tmp" / "run.json",
+                   root / "proj" / "runs" / later / "run.json")
+        pages = [f"/p/proj/.charts?runs={later},{good}", "/p/proj/.timeline",
+                 f"/p/proj/.run/{later}", f"/p/proj/.run/{later}?tab=files", "/p/proj"]
+        answers = {p: viewer.get(p).status for p in pages}
+    assert all(status < 500 for status in answers.values()), answers
+    assert answers[f"/p/proj/.run/{later}"] == 422
