@@ -105,6 +105,8 @@ def test_every_page_answers_and_lists_the_good_run(root, damaged):
     assert errors == {}
     assert set(listed) - {"stray-log"} == {damaged}
     assert "views.json is not of the shape" in runs_page
+    assert "run folders cannot be shown" in runs_page          # each skip, with its reason
+    assert "start-int</a>: run.json field &#39;start_time&#39; is 12345" in runs_page
     # a damaged run's Overview names what is wrong; its files can still be browsed
     page = answers["/p/proj/.run/start-int"]
     assert page.status == 422 and "start_time" in page.text
