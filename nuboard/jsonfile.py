@@ -91,11 +91,15 @@ def read_json(path: Path) -> Any:
     """Read a JSON document; raises OSError or ValueError when it is missing or not JSON.
 
     Only a regular file is read (see open_regular); a lone surrogate escape or any other text
-    that is not valid UTF-8 once decoded is a ValueError, like any other bad JSON.
+    that is not valid UTF-8 once decoded, and a document nested too deep for the parser, is a
+    ValueError, like any other bad JSON.
     """
     with open_regular(path) as fh:
         data = fh.read()
-    doc = json.loads(data.decode("utf-8"))
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ValueError(f"{path}: nested too deep to read") from None
     if b"\\ud" in data.lower():       # a surrogate escape: allowed only as a valid pair
         try:
             json.dumps(doc, ensure_ascii=False).encode("utf-8")

@@ -195,9 +195,21 @@
       .then(function (payload) {
         if (seq !== chart.seq) return;
         chart.payload = payload;
+        showStatus(payload.status || {});
         draw(chart);
       })
       .catch(function (err) { $(".chart-note", chart.el).textContent = "Could not load: " + err; });
+  }
+
+  /* each run's badge in the legend takes the status the latest data says (finished, lost) */
+  function showStatus(statuses) {
+    document.querySelectorAll(".legend-runs li[data-run]").forEach(function (li) {
+      var status = statuses[li.dataset.run];
+      var badge = li.querySelector(".badge");
+      if (!status || !badge || badge.textContent === status) return;
+      badge.textContent = status;
+      badge.className = "badge status-" + status;
+    });
   }
 
   function readControls() {
@@ -251,7 +263,16 @@
       });
     });
     if (root.dataset.live === "1") {
-      window.setInterval(function () {
+      // poll while a chosen run runs; stop once the data says none does (finished or lost)
+      var poll = window.setInterval(function () {
+        var answered = charts.filter(function (c) { return c.payload; });
+        if (answered.length && answered.every(function (c) { return c.payload.live === false; })) {
+          window.clearInterval(poll);
+          root.dataset.live = "0";
+          var badge = $(".charts-live");
+          if (badge) badge.remove();
+          return;
+        }
         charts.forEach(function (c) { if (c.visible && !c.range) fetchChart(c); });
       }, 5000);
     }

@@ -27,6 +27,7 @@ class _Entry:
         self.running = False
         self.done = threading.Event()
         self.done.set()
+        self.skipped: list[tuple[str, str]] = []      # (run folder, reason) of the last sync
         self.memo: dict[str, tuple[int, object]] = {}
 
 
@@ -81,6 +82,10 @@ class Catalogs:
         except (NuBoardError, OSError):
             return None
 
+    def skipped(self, project: str) -> list[tuple[str, str]]:
+        """The run folders the latest sync of the project left out, each with its reason."""
+        return list(self._entry(project).skipped)
+
     def sync_now(self, project: str):
         """Sync at once (after an edit), and return the catalog."""
         entry = self._entry(project)
@@ -116,6 +121,7 @@ class Catalogs:
         with entry.lock:
             try:
                 report = sync(entry.catalog)
+                entry.skipped = list(report.skipped)
                 if report.added or report.updated or report.removed or any(
                         report.versions.values()) or report.rebuilt_because:
                     entry.generation += 1

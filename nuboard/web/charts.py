@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import threading
+import time
 
 from flask import Blueprint, abort, render_template, request
 from sqlalchemy import select
@@ -15,6 +16,7 @@ from .. import layout
 from ..catalog.tables import runs as runs_t
 from ..catalog.tables import scalars as scalars_t
 from ..jsonfile import read_json
+from ..records import display_status
 from .app import catalogs, root_dir, series_cache, wants_json
 from .chartdata import series_payload
 from .runs_page import known_project
@@ -45,13 +47,19 @@ def chosen_runs(project: str) -> list[str]:
 
 
 def _run_rows(project: str, ids: list[str]) -> dict[str, dict]:
+    """The catalog rows of these runs, each with the status the Runs table shows (a running
+    run whose heartbeat stopped is 'lost': records.display_status)."""
     catalog = catalogs().get(project)
+    now = time.time()
     with catalog.reader.connect() as conn:
         rows = conn.execute(select(runs_t.c.id, runs_t.c.run_id, runs_t.c.name, runs_t.c.status,
                                    runs_t.c.heartbeat_mtime)
                             .where(runs_t.c.project_id == catalog.project_id,
                                    runs_t.c.run_id.in_(ids)))
-        return {r.run_id: dict(r._mapping) for r in rows}
+        found = {r.run_id: dict(r._mapping) for r in rows}
+    for row in found.values():
+        row["status"] = display_status(row["status"], row["heartbeat_mtime"], now)
+    return found
 
 
 def _newest_runs(project: str, count: int = 10) -> list[str]:
@@ -208,4 +216,6 @@ def data(project: str):
             label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
             out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
                         "live": live, **payload})
-    return {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi, "series": out}
+    return {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi, "series": out,
+            "live": any(rows[r]["status"] == "running" for r in ids if r in rows),
+            "status": {r: rows[r]["status"] for r in ids if r in rows}}

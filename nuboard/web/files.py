@@ -29,14 +29,22 @@ def _resolve(project: str, run_id: str, sub: str) -> tuple[Path, Path]:
     base = layout.run_dir(root_dir(), project, run_id)
     try:
         return base, resolve_inside(base, sub)
-    except OutsideError:
+    except (OutsideError, OSError):           # OSError: a name too long for the system
         abort(404, description="No such file in this run's folder.")
+
+
+def _is_dir(path: Path) -> bool:
+    """Whether path is a folder; False for a name the system refuses (too long)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def listing(project: str, run_id: str, sub: str) -> dict:
     """The entries of a folder of the run: name, kind, size, and whether it is a link."""
     base, real = _resolve(project, run_id, sub)
-    if not real.is_dir():
+    if not _is_dir(real):
         abort(404, description="No such folder in this run's folder.")
     entries = []
     try:
@@ -62,7 +70,7 @@ def listing(project: str, run_id: str, sub: str) -> dict:
 def browse(project: str, run_id: str, sub: str = ""):
     project, run_id = known_run(project, run_id)
     base, real = _resolve(project, run_id, sub)
-    if real.is_dir():
+    if _is_dir(real):
         found = listing(project, run_id, sub)
         if wants_json():
             return found

@@ -107,6 +107,7 @@ def runs(project: str):
     if is_fragment() and request.headers.get("HX-Target") == "runs-results":
         return render_template("_runs_results.html", **context)
     context["saved_views"], context["views_note"] = views.read_views_noted(root_dir(), project)
+    context["skipped"] = catalogs().skipped(project)
     context["available"] = _available(project)
     context["base_columns"] = runs_table.BASE_COLUMNS
     return render_template("runs.html", **context)
