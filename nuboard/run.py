@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
+import math
 import os
 import signal
 import sys
@@ -17,13 +18,15 @@ from . import layout
 from .errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
 from .jsonfile import read_json, write_json_atomic
 from .names import check_scalar_name
-from .writer import SERIES_CAP, EventWriter, Series
+from .writer import SERIES_CAP, EventWriter, Group, Series
 
 if TYPE_CHECKING:
     from .artifacts import Artifact
     from .timer import Timer
 
 STATUSES = ("finished", "crashed", "killed", "failed")
+MAX_STEP = (1 << 63) - 1     # steps are int64
+MAX_GROUPS = 64              # dict shapes of run.log with a buffer of their own
 _time = time.time
 
 
@@ -40,7 +43,8 @@ class Run:
 
     def __init__(self, *, path: Path, doc: dict, rank: int, session: int, reserved: tuple,
                  last_steps: "dict[str, int] | None", flush_interval: float,
-                 heartbeat, compact: bool, meta: dict, timing_all_ranks: bool = False):
+                 heartbeat, compact: bool, meta: dict, timing_all_ranks: bool = False,
+                 start_step: int | None = None):
         self.path = path
         self._abs = Path(os.path.abspath(path))
         self._doc = doc
@@ -51,18 +55,23 @@ class Run:
         self.step = -1
         self._reserved = reserved
         self._last_steps = last_steps        # earlier sessions' last steps, read lazily
+        self._start_step = start_step        # own scalars' step before the first point
         self._compact = compact
         self._prefixes = dict(doc["prefixes"])
         self._timing_all_ranks = timing_all_ranks
         self._services: list = []             # the sampler and the console copy, stopped at finish
-        self._series: Any = {}
+        self._all: dict[str, Series] = {}     # every scalar's buffer: what the writer drains
+        self._series: Any = {}                # the user's scalars that no Group holds
+        self._own: dict[str, Series] = {}     # the run's own scalars (system/..., timing/...)
+        self._groups: Any = {}                # run.log's dict shapes: tuple of names -> Group
+        self._ungrouped: set[tuple] = set()   # shapes logged scalar by scalar from now on
         self._key_ids = itertools.count()     # next() is atomic: the sampler thread opens series too
         self._open_lock = threading.Lock()
         self._pid = os.getpid()
         self._finished = False
         self._finish_lock = threading.RLock()
         log = self._abs / layout.log_name(rank, session)
-        self._writer = EventWriter(log, self._series, meta, flush_interval, heartbeat)
+        self._writer = EventWriter(log, self._all, meta, flush_interval, heartbeat, self._groups)
         _live.add(self)
         _install_hooks()
 
@@ -107,21 +116,27 @@ class Run:
         Args:
             name: '/'-separated segments, such as 'train/loss'; the run's system and timing
                 prefixes are reserved for its own scalars.
-            value: a real number (int, float, a numpy scalar, a one-element tensor); NaN and
-                infinities are kept.
-            step: a non-negative int. None logs at one past this scalar's last step in the
-                run (0 for its first point; a resumed run goes on after the earlier sessions).
-            wall_time: seconds since the epoch; None takes time.time().
+            value: a real number (int, float, bool, a numpy scalar, a one-element tensor);
+                NaN and infinities are kept.
+            step: an int from 0 to 2**63-1. None logs at one past this scalar's last step in
+                the run (0 for its first point; a resumed run goes on after the earlier sessions).
+            wall_time: seconds since the epoch, a finite number; None takes time.time().
 
         The call appends to a buffer and returns; a background thread writes it every
         flush_interval seconds. When the disk cannot keep up and a scalar's buffer holds
-        262,144 points, the call waits for the writer rather than losing points.
+        262,144 points, the call waits for the writer rather than losing points. A call that
+        raises logs nothing and changes nothing.
 
         Raises:
-            ValueError: a bad name or a negative step.
-            TypeError: a value that is not a real number, or a step that is not an int.
+            ValueError: a bad name, a step out of 0..2**63-1, a value out of the float range,
+                a wall_time that is not finite.
+            TypeError: a value that is not a real number, a step that is not an int, a
+                wall_time that is not a number.
         """
-        s = self._series.get(name)
+        try:
+            s = self._series.get(name)
+        except TypeError:                   # an unhashable name: _open_series says why
+            s = None
         if s is None:
             s = self._open_series(name)
         if type(value) is not float:
@@ -132,79 +147,162 @@ class Run:
             step = _as_step(step, name)
         if wall_time is None:
             wall_time = _time()
-        elif type(wall_time) is not float:
+        elif type(wall_time) is not float or wall_time - wall_time != 0.0:   # inf and NaN too
             wall_time = _as_wall(wall_time, name)
-        s.last_step = step
-        self.step = step
-        s.steps.append(step)
+        try:
+            s.steps.append(step)            # the first change: a step past 2**63-1 stops here
+        except OverflowError:
+            raise _step_error(step, name) from None
         s.walls.append(wall_time)
         s.values.append(value)
+        s.last_step = step
+        self.step = step
         if len(s.values) >= SERIES_CAP:
-            self._writer.wait_for_room(s)
+            self._writer.wait_for_room(s.steps)
 
     def log(self, values: Mapping, step: int | None = None) -> None:
         """Log several scalars at one step: run.log({'train/loss': 0.3, 'lr': 1e-3}).
 
         step=None puts every point at one past the largest last step of the scalars named
         (0 when none was logged before), so the dict's scalars share a step. Every name and
-        value is checked before anything is logged.
+        value is checked before anything is logged; a call that raises changes nothing.
+
+        A dict whose names come again in the same order costs one step, one wall time and
+        one C call for its values (its shape's Group); other calls go scalar by scalar.
         """
+        if type(values) is dict:
+            g = self._groups.get(tuple(values))
+            if g is not None:
+                try:
+                    row = g.pack(*values.values())
+                except Exception:           # the checks of add_scalar, with their messages
+                    row = g.pack(*_as_values(values))
+                if step is None:
+                    step = g.last_step + 1
+                elif type(step) is not int or step < 0:
+                    step = _as_step(step, "run.log")
+                steps = g.steps
+                try:
+                    steps.append(step)      # the first change: a step past 2**63-1 stops here
+                except OverflowError:
+                    raise _step_error(step, "run.log") from None
+                g.walls.append(_time())
+                g.values.frombytes(row)     # last: the writer counts rows by the values
+                g.last_step = step
+                self.step = step
+                if len(steps) >= SERIES_CAP:
+                    self._writer.wait_for_room(steps)
+                return
+        self._log_each(values, step)
+
+    def _log_each(self, values: Mapping, step: int | None) -> None:
+        """run.log of a shape that no Group holds: check everything, then log the points into
+        a new Group for the shape, or scalar by scalar."""
         if not isinstance(values, Mapping):
             raise InvalidTypeError(
                 f"run.log takes a dict of name to value, not {type(values).__name__} ({values!r:.80}).")
+        released = len(self._ungrouped)
         items = []
         for name, value in values.items():
-            s = self._series.get(name)
+            try:
+                s = self._series.get(name)
+            except TypeError:
+                s = None
             if s is None:
                 s = self._open_series(name)
             items.append((s, value if type(value) is float else _as_value(value, name)))
         if step is None:
             step = max((s.last_step for s, _ in items), default=-1) + 1
-        elif type(step) is not int or step < 0:
+            if step > MAX_STEP:
+                raise _step_error(step, "run.log")
+        elif type(step) is not int or not 0 <= step <= MAX_STEP:
             step = _as_step(step, "run.log")
-        now = _time()
-        for s, value in items:
-            s.last_step = step
-            s.steps.append(step)
-            s.walls.append(now)
-            s.values.append(value)
-            if len(s.values) >= SERIES_CAP:
-                self._writer.wait_for_room(s)
-        if items:
-            self.step = step
+        if not items:
+            return
+        keys = tuple(values) if type(values) is dict and type(self._series) is dict else None
+        if keys is not None and len(self._ungrouped) != released:
+            self._ungrouped.add(keys)       # it took a scalar from another shape: stay apart
+        if keys is not None and keys not in self._ungrouped and len(self._groups) < MAX_GROUPS:
+            g = self._writer.form_group(keys, [s for s, _ in items])
+            for s, _ in items:
+                self._series.pop(s.name, None)
+            g.steps.append(step)
+            g.walls.append(_time())
+            g.values.frombytes(g.pack(*[v for _, v in items]))
+            g.last_step = step
+        else:
+            now = _time()
+            for s, value in items:
+                s.steps.append(step)
+                s.walls.append(now)
+                s.values.append(value)
+                s.last_step = step
+                if len(s.values) >= SERIES_CAP:
+                    self._writer.wait_for_room(s.steps)
+        self.step = step
 
     def _open_series(self, name: str, internal: bool = False) -> Series:
-        """Check a new scalar name and give it a key id and a buffer."""
-        if isinstance(self._series, _Closed):
+        """Check a new scalar name and give it a key id and a buffer. A scalar that a Group
+        holds goes back to its own buffer, with the group's other scalars."""
+        if not isinstance(self._series, dict):      # finished, or a forked child
             return self._series.get(name)
         check_scalar_name(name, () if internal else self._reserved)
+        s = self._all.get(name)
+        if s is not None and s.group is not None:
+            self._release(s.group)
+            return s
         with self._open_lock:
-            s = self._series.get(name)
+            s = self._all.get(name)
             if s is None:
                 last = -1
-                if self.session > 0:
+                if self.session > 0 and not internal:
                     last = self._earlier_last_steps().get(name, -1)
                 s = Series(next(self._key_ids), name, last)
-                self._series[name] = s
+                self._all[name] = s
+            (self._own if internal else self._series)[name] = s
         return s
+
+    def _release(self, group: Group) -> None:
+        """Log a Group's scalars one by one from now on: another call named one of them."""
+        self._writer.release_group(group)
+        self._ungrouped.add(group.keys)
+        for s in group.series:
+            self._series[s.name] = s
 
     def _log_own(self, values: "dict[str, float]", step: int | None = None) -> None:
         """Log the run's own scalars (system/..., timing/...) at `step` or the current step.
 
         For the sampler and timers, from any thread; names are full names under the
-        reserved prefixes, values floats.
+        reserved prefixes, values floats. Before this session's first point, the current
+        step is the step the run reached (see _own_start).
         """
-        series = self._series
-        if isinstance(series, (_Closed, _ForkedChild)):
+        if isinstance(self._series, (_Closed, _ForkedChild)):
             return
-        step = max(self.step, 0) if step is None else step
+        if step is None:
+            step = self.step if self.step >= 0 else self._own_start()
+        own = self._own
         now = _time()
         for name, value in values.items():
-            s = series.get(name) or self._open_series(name, internal=True)
-            s.last_step = step
+            s = own.get(name) or self._open_series(name, internal=True)
+            value = float(value)
             s.steps.append(step)
             s.walls.append(now)
-            s.values.append(float(value))
+            s.values.append(value)
+            s.last_step = step
+
+    def _own_start(self) -> int:
+        """The step of the run's own points before this session logs one: the largest last
+        step of the earlier sessions of this rank, the fork step of a fork, else 0."""
+        start = self._start_step
+        if start is None:
+            start = 0
+            if self.session > 0:
+                try:
+                    start = max(self._earlier_last_steps().values(), default=0)
+                except OSError:
+                    pass
+            self._start_step = start
+        return start
 
     def _earlier_last_steps(self) -> dict[str, int]:
         if self._last_steps is None:
@@ -294,9 +392,8 @@ class Run:
                     service.stop()
                 except Exception:
                     pass
-            self._series = _Closed(self, self._series)
-            self._writer.series = self._series.inner
-            self._writer.close()
+            self._series = self._groups = _Closed(self)
+            self._writer.close()               # it drains every buffer and group it was given
             _live.discard(self)
             if self.rank == 0:
                 self._write_end(status)
@@ -346,16 +443,16 @@ class Run:
 
 
 class _Closed:
-    """Stands in for the series dict after finish(): logging raises RunFinishedError."""
+    """Stands in for the series and group dicts after finish(): logging raises RunFinishedError."""
 
-    def __init__(self, run: Run, inner: dict):
+    def __init__(self, run: Run):
         self.run_id = run.id
-        self.inner = inner
 
     def get(self, name):
+        what = f"scalars {list(name)!r:.80}" if isinstance(name, tuple) else f"scalar {name!r:.80}"
         raise RunFinishedError(
             f"run {self.run_id!r} is finished: nothing more can be logged to it "
-            f"(scalar {name!r:.80}). Start or resume a run with nb.init.")
+            f"({what}). Start or resume a run with nb.init.")
 
 
 class _ForkedChild:
@@ -405,6 +502,10 @@ def _as_value(value: Any, name: str) -> float:
             "not a real number.")
     try:
         return float(value)
+    except OverflowError:
+        raise InvalidArgumentError(
+            f"scalar {name!r:.80}: value {_show(value)} is out of the range of a float "
+            "(about -1.8e308 to 1.8e308).") from None
     except Exception:
         pass
     item = getattr(value, "item", None)      # a one-element array or tensor
@@ -418,24 +519,46 @@ def _as_value(value: Any, name: str) -> float:
         "real number (a tensor or array must hold exactly one element).")
 
 
+def _as_values(values: Mapping) -> list:
+    """The values of a dict as floats, with add_scalar's checks and messages."""
+    return [v if type(v) is float else _as_value(v, name) for name, v in values.items()]
+
+
 def _as_step(step: Any, name: str) -> int:
     if isinstance(step, bool) or not hasattr(step, "__index__"):
         raise InvalidTypeError(f"{name!r:.80}: step {step!r:.80} must be an int, "
                                f"not {type(step).__name__}.")
     step = step.__index__()
-    if step < 0 or step >= 1 << 63:
-        raise InvalidArgumentError(f"{name!r:.80}: step {step!r} must be between 0 and 2**63-1.")
+    if not 0 <= step <= MAX_STEP:
+        raise _step_error(step, name)
     return step
 
 
+def _step_error(step: int, name: str) -> InvalidArgumentError:
+    return InvalidArgumentError(f"{name!r:.80}: step {_show(step)} must be between 0 and "
+                                "2**63-1 (9223372036854775807), the range of an int64.")
+
+
 def _as_wall(wall: Any, name: str) -> float:
+    rule = "must be seconds since the epoch, as a finite number"
     try:
-        if isinstance(wall, (str, bytes)):
+        if isinstance(wall, (str, bytes, bytearray, bool)):
             raise TypeError
-        return float(wall)
+        wall = float(wall)
+    except OverflowError:
+        raise InvalidArgumentError(f"scalar {name!r:.80}: wall_time {_show(wall)} {rule}.") from None
     except Exception:
-        raise InvalidTypeError(f"scalar {name!r:.80}: wall_time {wall!r:.80} must be seconds "
-                               "since the epoch, as a number.") from None
+        raise InvalidTypeError(f"scalar {name!r:.80}: wall_time {wall!r:.80} {rule}.") from None
+    if not math.isfinite(wall):
+        raise InvalidArgumentError(f"scalar {name!r:.80}: wall_time {wall!r} {rule}.")
+    return wall
+
+
+def _show(value: Any) -> str:
+    """A value for a message: its repr cut to 80 characters, or an int too long to print."""
+    if isinstance(value, int) and value.bit_length() > 256:
+        return f"{'-' if value < 0 else ''}(an int of about {int(value.bit_length() * 0.30103) + 1} digits)"
+    return f"{value!r:.80}"
 
 
 def _iso_now() -> str:

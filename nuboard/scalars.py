@@ -8,6 +8,8 @@ from typing import Iterable, NamedTuple
 
 from . import layout
 from .events import LogReader, ReadStats
+from .jsonfile import read_json
+from .names import RESERVED_DEFAULTS
 
 
 class Scalar(NamedTuple):
@@ -42,6 +44,7 @@ class RunReader:
         self.path = Path(path)
         self.rank = rank
         self.sessions_below = sessions_below
+        self._own: frozenset[str] | None = None    # the run's prefixes, from run.json
         self._readers: dict[int, LogReader] = {}
         self._parts: dict[int, dict[str, _Part]] = {}
 
@@ -104,12 +107,17 @@ class RunReader:
     def scalars(self, keys: Iterable[str] | None = None) -> dict[str, Scalar]:
         """The scalars, each merged over sessions by the resume rule.
 
-        For each scalar, the first step a session logged hides that scalar's points of
-        earlier sessions at that step or later.
+        For each of the script's scalars, the first step a session logged hides that
+        scalar's points of earlier sessions at that step or later. The run's own scalars
+        (under its system and timing prefixes) hide nothing: every session's points are
+        kept, in session order.
         """
         wanted = self.names() if keys is None else list(keys)
+        if self._own is None:
+            self._own = own_prefixes(self.path)
         out = {}
         for name in wanted:
+            own = name.split("/", 1)[0] in self._own
             merged: _Part | None = None
             for session in sorted(self._parts):
                 part = self._parts[session].get(name)
@@ -119,13 +127,24 @@ class RunReader:
                     merged = _Part(array("q", part.steps), array("d", part.walls),
                                    array("d", part.values))
                     continue
-                _hide_from(merged, part.steps[0])
+                if not own:
+                    _hide_from(merged, part.steps[0])
                 merged.steps.extend(part.steps)
                 merged.walls.extend(part.walls)
                 merged.values.extend(part.values)
             if merged is not None:
                 out[name] = Scalar(merged.steps, merged.walls, merged.values)
         return out
+
+
+def own_prefixes(run_dir: Path) -> frozenset[str]:
+    """The run's system and timing prefixes from its run.json (the defaults when unreadable)."""
+    try:
+        found = frozenset(p for p in read_json(run_dir / layout.RUN_JSON)["prefixes"].values()
+                          if isinstance(p, str))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        found = frozenset()
+    return found or frozenset(RESERVED_DEFAULTS)
 
 
 def _hide_from(merged: _Part, first: int) -> None:

@@ -251,7 +251,8 @@ def init(
             "pid": os.getpid(), "host": host, "start_time": time.time()}
     run = Run(path=folder, doc=doc, rank=ranks.rank, session=session, reserved=reserved,
               last_steps=None if session > 0 else {}, flush_interval=flush_interval,
-              heartbeat=heartbeat, compact=compact, meta=meta, timing_all_ranks=timing_all_ranks)
+              heartbeat=heartbeat, compact=compact, meta=meta, timing_all_ranks=timing_all_ranks,
+              start_step=fork[1] if fork else None)
     run._services = start_services(plan, run, interval=system_interval,
                                    prefix=prefixes["system"], folder=folder, session=session)
     return run

@@ -5,10 +5,17 @@ value, in that order). The writer takes `n = len(values)` first, copies the firs
 of each array and deletes them (`del a[:n]`). Each of those is one C call under the GIL, so
 a point appended while the writer works stays in the buffer for the next drain: nothing is
 lost to the race between swapping and appending.
+
+run.log of a dict whose keys come again in the same order appends to the dict shape's
+Group instead: one step and one wall time per row, the row's values in one C call. While a
+group holds a scalar, nothing else appends to that scalar's own buffer; a scalar changes
+buffer only under the drain lock (form_group, release_group), and a drain takes the own
+buffers before the groups, so each scalar's points reach the file in the order logged.
 """
 from __future__ import annotations
 
 import os
+import struct
 import threading
 import time
 import warnings
@@ -23,8 +30,9 @@ RECORD_POINTS = 1 << 16     # points per POINTS record at most
 
 
 class Series:
-    """One scalar's buffer on the training thread."""
-    __slots__ = ("key_id", "name", "steps", "walls", "values", "last_step")
+    """One scalar's buffer on the training thread; `group` is the Group that holds its new
+    points instead, if any (its last_step is then the group's)."""
+    __slots__ = ("key_id", "name", "steps", "walls", "values", "last_step", "group")
 
     def __init__(self, key_id: int, name: str, last_step: int = -1):
         self.key_id = key_id
@@ -33,15 +41,35 @@ class Series:
         self.walls = array("d")
         self.values = array("d")
         self.last_step = last_step
+        self.group: Group | None = None
+
+
+class Group:
+    """The buffer of one dict shape of run.log: a step and a wall time per row, and the
+    rows' values one after the other (row-major, in the order of `series`).
+
+    `pack(*values)` turns a row into bytes of doubles in one C call, or raises.
+    """
+    __slots__ = ("keys", "series", "steps", "walls", "values", "last_step", "pack")
+
+    def __init__(self, keys: tuple, series: "list[Series]"):
+        self.keys = keys
+        self.series = series
+        self.steps = array("q")
+        self.walls = array("d")
+        self.values = array("d")
+        self.last_step = max(s.last_step for s in series)
+        self.pack = struct.Struct(f"{len(series)}d").pack
 
 
 class EventWriter:
     """Owns one event log file and the thread that drains the run's buffers into it."""
 
     def __init__(self, path: Path, series: dict, meta: dict, flush_interval: float,
-                 heartbeat: "Heartbeat | None" = None):
+                 heartbeat: "Heartbeat | None" = None, groups: "dict | None" = None):
         self.path = path
-        self.series = series
+        self.series = series                   # every Series of the run, by name
+        self.groups = {} if groups is None else groups   # every Group, by its keys
         self.flush_interval = flush_interval
         self.heartbeat = heartbeat
         self.dropped_points = 0
@@ -62,17 +90,45 @@ class EventWriter:
         self._thread.start()
 
     # -- the training thread's side -------------------------------------------------------
-    def wait_for_room(self, series: Series) -> None:
-        """Block until the writer has drained a full buffer (the disk is slower than logging)."""
+    def wait_for_room(self, steps: array) -> None:
+        """Block until the writer has drained a full buffer (the disk is slower than logging).
+
+        `steps` is the steps array of the Series or Group that holds SERIES_CAP points.
+        """
         if not self._thread.is_alive():
             self.drain()
             return
         with self._drained:
             seen = self._drain_count
             self._wake.set()
-            while len(series.values) >= SERIES_CAP and self._drain_count == seen \
+            while len(steps) >= SERIES_CAP and self._drain_count == seen \
                     and self._thread.is_alive():
                 self._drained.wait(0.5)
+
+    def form_group(self, keys: tuple, series: "list[Series]") -> Group:
+        """Make the Group of a dict shape; from now on it holds these scalars' new points."""
+        with self._lock:
+            group = Group(keys, series)
+            for s in series:
+                s.group = group
+            self.groups[keys] = group
+        return group
+
+    def release_group(self, group: Group) -> None:
+        """Move a group's points to its scalars' own buffers, after what those hold, and
+        forget the group: its scalars are logged one by one from now on."""
+        with self._lock:
+            k = len(group.series)
+            rows = len(group.values) // k
+            steps, walls = group.steps[:rows], group.walls[:rows]
+            for i, s in enumerate(group.series):
+                s.steps.extend(steps)
+                s.walls.extend(walls)
+                s.values.extend(group.values[i:rows * k:k])
+                s.last_step = group.last_step
+                s.group = None
+            del group.steps[:], group.walls[:], group.values[:]
+            self.groups.pop(group.keys, None)
 
     def flush(self) -> None:
         """Write everything buffered now, from the calling thread."""
@@ -98,7 +154,11 @@ class EventWriter:
                 next_beat = now + self.heartbeat.interval
 
     def drain(self) -> None:
-        """Take what every buffer holds, pack it, and append it in one write."""
+        """Take what every buffer holds, pack it, and append it in one write.
+
+        The scalars' own buffers go first, then the groups: a scalar's points in its own
+        buffer are older than those in its group (see the module's docstring).
+        """
         with self._lock:
             parts: list[bytes] = []
             taken = 0
@@ -107,17 +167,25 @@ class EventWriter:
                 n = len(vals)
                 if not n:
                     continue
-                # Each batch names its keys again: a damaged KEY record costs one batch, not a file.
-                parts.append(events.key_record(s.key_id, s.name, self.salt))
                 steps, walls = s.steps, s.walls
-                for lo in range(0, n, RECORD_POINTS):
-                    hi = min(n, lo + RECORD_POINTS)
-                    parts.append(events.points_record(s.key_id, steps[lo:hi], walls[lo:hi], vals[lo:hi],
-                                                      self.salt))
+                _pack_points(parts, s, steps, walls, vals, n, self.salt)
                 del steps[:n]
                 del walls[:n]
                 del vals[:n]
                 taken += n
+            for g in list(self.groups.values()):
+                vals = g.values
+                k = len(g.series)
+                rows = len(vals) // k              # the values of a row are appended last
+                if not rows:
+                    continue
+                steps, walls = g.steps, g.walls
+                for i, s in enumerate(g.series):
+                    _pack_points(parts, s, steps, walls, vals[i:rows * k:k], rows, self.salt)
+                del steps[:rows]
+                del walls[:rows]
+                del vals[:rows * k]
+                taken += rows * k
             if parts:
                 if self._write(self._pending + b"".join(parts)):
                     self._pending = b""
@@ -168,11 +236,22 @@ class EventWriter:
             self.heartbeat.beat()
 
     def abandon(self) -> None:
-        """In a forked child: forget the inherited file without writing to it."""
+        """In a forked child: forget the inherited file and groups without writing them."""
+        self.groups.clear()
         try:
             os.close(self.fd)
         except OSError:
             pass
+
+
+def _pack_points(parts: list, s: Series, steps: array, walls: array, values: array,
+                 n: int, salt: int) -> None:
+    """Append the records of a scalar's first n points (steps, walls, values) to parts."""
+    # Each batch names its keys again: a damaged KEY record costs one batch, not a file.
+    parts.append(events.key_record(s.key_id, s.name, salt))
+    for lo in range(0, n, RECORD_POINTS):
+        hi = min(n, lo + RECORD_POINTS)
+        parts.append(events.points_record(s.key_id, steps[lo:hi], walls[lo:hi], values[lo:hi], salt))
 
 
 class Heartbeat:

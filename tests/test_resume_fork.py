@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,82 @@ def test_fork_of_a_missing_parent_is_refused(root):
     nb.init("p", run_id="real").finish()
     with pytest.raises(ValueError, match="resume"):
         nb.init("p", run_id="x", resume="auto", fork_from=("real", 1))
+
+
+def own_points(path, sessions_below=None) -> dict:
+    """The run's own scalars (system/, timing/) of rank 0: {name: [(step, wall, value)]}."""
+    reader = nb.RunReader(path, sessions_below=sessions_below)
+    reader.refresh()
+    return {name: list(zip(s.steps.tolist(), s.wall_times.tolist(), s.values.tolist()))
+            for name, s in reader.scalars().items() if name.split("/")[0] in ("system", "timing")}
+
+
+def slow_start(run, seconds: float = 2.0) -> None:
+    """What a job does before its first add_scalar: load a checkpoint, timed, while sampling."""
+    with run.timer("load"):
+        time.sleep(seconds)
+
+
+def test_resume_keeps_every_earlier_system_and_timing_point(root):
+    """A session that samples and times for 2 s before its first add_scalar logs those points
+    at the step the run reached, and every earlier system/ and timing/ point stays readable,
+    from the logs and from data.parquet, even where the new session goes back to a checkpoint."""
+    kw = dict(system_interval=0.2, capture_console=False, capture_env=False)
+    run = nb.init("p", run_id="job", **kw)
+    for step in range(10):
+        with run.timer("step"):
+            time.sleep(0.08)
+        run.add_scalar("loss", float(step), step=step)
+    run.finish()
+    before = own_points(run.path)
+    assert len(before["system/memory/process_gb"]) >= 3 and len(before["timing/step"]) == 10
+
+    run = nb.init("p", run_id="job", resume="must", **kw)
+    slow_start(run)
+    assert run.step == -1                              # nothing logged yet by this session
+    for step in range(6, 9):                           # back to the checkpoint of step 6
+        with run.timer("step"):
+            time.sleep(0.05)
+        run.add_scalar("loss", 10.0 + step, step=step)
+    run.finish()
+    assert (Path(run.path) / "data.parquet").is_file()
+    from_parquet = {n: list(zip(s.steps.tolist(), s.wall_times.tolist(), s.values.tolist()))
+                    for n, s in nb.read_scalars(run.path).items()}
+    assert [(s, v) for s, _, v in from_parquet.pop("loss")] == (
+        [(s, float(s)) for s in range(6)] + [(s, 10.0 + s) for s in range(6, 9)])
+    for got in (own_points(run.path), from_parquet):
+        for name, points in before.items():
+            assert got[name][:len(points)] == points, name
+        later = {name: got[name][len(before[name]):] for name in before}
+        assert later["system/memory/process_gb"][0][0] == 9    # sampled while loading: step 9
+        assert [s for s, _, _ in later["timing/step"]] == [9, 6, 7]   # each at the latest step
+        assert got["timing/load"][0][0] == 9 and got["timing/load"][0][2] >= 2.0
+
+
+def test_fork_keeps_every_copied_system_and_timing_point(root):
+    """A fork's own points before its first add_scalar go at the fork step, and every
+    system/ and timing/ point copied from the parent (those at the fork step too) stays."""
+    kw = dict(system_interval=0.2, capture_console=False, capture_env=False)
+    parent = nb.init("p", run_id="parent", **kw)
+    for step in range(10):
+        with parent.timer("step"):
+            time.sleep(0.08)
+        parent.add_scalar("loss", float(step), step=step)
+    parent.finish()
+    copied = {name: [p for p in points if p[0] <= 7]
+              for name, points in own_points(parent.path).items()}
+    assert copied["timing/step"][-1][0] == 7 and copied["system/cpu/percent"]
+
+    fork = nb.init("p", run_id="fork", fork_from=("parent", 7), **kw)
+    slow_start(fork)
+    fork.add_scalar("loss", 100.0, step=8)
+    with fork.timer("step"):
+        pass
+    fork.finish()
+    got = own_points(fork.path)
+    for name, points in copied.items():
+        assert got[name][:len(points)] == points, name
+    assert got["timing/load"][0][0] == 7
+    assert [s for s, _, _ in got["timing/step"]] == [s for s, _, _ in copied["timing/step"]] + [8]
+    new_samples = got["system/memory/process_gb"][len(copied["system/memory/process_gb"]):]
+    assert new_samples and new_samples[0][0] == 7
