@@ -93,6 +93,11 @@ def run_status(run_dir: "str | os.PathLike[str]", doc: dict | None = None, *,
     return "lost" if age > lost_after(beat) else "running"
 
 
+def run_lost_after(run_dir: "str | os.PathLike[str]") -> float:
+    """lost_after of the run's heartbeat file (120 s without one)."""
+    return lost_after(read_heartbeat(Path(run_dir)))
+
+
 def live_process(run_dir: "str | os.PathLike[str]", host: str | None = None) -> int | None:
     """The pid of the run's process when it is alive on this host (by its heartbeat), else None.
 

@@ -24,7 +24,7 @@ from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.exc import DatabaseError
 
 from .. import layout
-from ..status import heartbeat_mtime
+from ..status import heartbeat_mtime, run_lost_after
 from ..scalars import RunReader
 from .engine import is_corruption
 from .store import Catalog
@@ -244,6 +244,7 @@ def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str) -
         "project_id": project_id, "run_id": folder.name, "name": _text(doc.get("name")) or "run",
         "group_name": _text(doc.get("group")), "notes": _text(doc.get("notes")),
         "status": _text(doc.get("status")) or "unknown", "heartbeat_mtime": heartbeat,
+        "lost_after": run_lost_after(folder),
         "host": _text(doc.get("host")), "python": _text(doc.get("python")),
         "platform": _text(doc.get("platform")), "created": _text(doc.get("start_time")) or "",
         "ended": _text(doc.get("end_time")), "duration_s": _duration(doc),
