@@ -11,9 +11,12 @@ from typing import Any, Mapping, Sequence
 from .status import LOST_AFTER
 
 
-def display_status(status: str, heartbeat_mtime: float | None, now: float) -> str:
-    """The status to show: 'lost' for a running run whose heartbeat is over 120 s old."""
-    if status == "running" and heartbeat_mtime is not None and now - heartbeat_mtime > LOST_AFTER:
+def display_status(status: str, heartbeat_mtime: float | None, now: float,
+                   lost_after: float | None = None) -> str:
+    """The status to show: 'lost' for a running run whose heartbeat is over `lost_after` seconds
+    old (the catalog's runs.lost_after: 120 s, or three of the run's heartbeat intervals)."""
+    limit = LOST_AFTER if lost_after is None else max(LOST_AFTER, lost_after)
+    if status == "running" and heartbeat_mtime is not None and now - heartbeat_mtime > limit:
         return "lost"
     return status
 
@@ -71,7 +74,7 @@ def run_duration(row: Mapping[str, Any], status: str, now: float) -> float | Non
 
 def run_record(row: Mapping[str, Any], tags: Sequence[str], project: str, now: float) -> dict:
     """A catalog row of `runs` (with its tags) as the JSON object `nuboard ls --json` prints."""
-    status = display_status(row["status"], row.get("heartbeat_mtime"), now)
+    status = display_status(row["status"], row.get("heartbeat_mtime"), now, row.get("lost_after"))
     duration = run_duration(row, status, now)
     return {
         "project": project,

@@ -2,8 +2,9 @@
 
 A run whose run.json says 'running' is lost when its heartbeat has not changed for two
 minutes and for three of the run's own heartbeat intervals (the heartbeat file records
-its interval: a run started with heartbeat_interval=300 is lost after 15 minutes). A one-shot reader judges that by the heartbeat file's modification time, which
-the file system that stores it sets, never by the time the writer wrote inside it: a
+its interval: a run started with heartbeat_interval=300 is lost after 15 minutes). A
+one-shot reader judges that by the heartbeat file's modification time, which the file
+system that stores it sets, never by the time the writer wrote inside it: a
 writer on another host whose clock is off by an hour is not shown as lost. A reader that
 looks again and again (the viewer) passes a HeartbeatWatch, which judges by the heartbeat's
 counter changing, timed by the reader's own monotonic clock.
@@ -91,6 +92,11 @@ def run_status(run_dir: "str | os.PathLike[str]", doc: dict | None = None, *,
         mark = None if beat is None else (beat.get("seq"), beat.get("session"), beat.get("pid"))
         age = watch.unchanged_for(str(run_dir.resolve()), mark, age)
     return "lost" if age > lost_after(beat) else "running"
+
+
+def run_lost_after(run_dir: "str | os.PathLike[str]") -> float:
+    """lost_after of the run's heartbeat file (120 s without one)."""
+    return lost_after(read_heartbeat(Path(run_dir)))
 
 
 def live_process(run_dir: "str | os.PathLike[str]", host: str | None = None) -> int | None:

@@ -372,6 +372,10 @@ def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(roo
             old = time.time() - age
             os.utime(folder / "heartbeat", (old, old))
             assert run_status(folder) == status, age
+            (listed,) = json.loads(nb(root, "ls", "p", "--json").stdout)   # the catalog agrees
+            assert listed["status"] == status, age
+            lost = json.loads(nb(root, "ls", "p", "--json", "--query", "status:lost").stdout)
+            assert [r["id"] for r in lost] == ([run_id] if status == "lost" else []), age
             out = nb(root, "rm", run_id, "--yes")
             assert out.returncode == 1, out.stdout
             assert "still running" in one_line_error(out)

@@ -105,7 +105,15 @@ def test_the_wheel_test_passes_when_the_suite_runs_in_a_venv(tmp_path):
 def bare_python() -> str:
     """A Python >= 3.10 with venv on this machine that cannot import flask, else this one."""
     import shutil
-    probe = "import sys, venv, ensurepip; assert sys.version_info >= (3, 10)\ntry:\n import flask\nexcept ImportError:\n sys.exit(0)\nsys.exit(1)"
+    probe = textwrap.dedent("""
+        import sys, venv, ensurepip
+        assert sys.version_info >= (3, 10)
+        try:
+            import flask
+        except ImportError:
+            sys.exit(0)
+        sys.exit(1)
+    """)
     for name in ("/usr/bin/python3", "/usr/local/bin/python3", shutil.which("python3")):
         if name and os.path.isfile(name):
             ok = subprocess.run([name, "-I", "-c", probe], capture_output=True, timeout=60)

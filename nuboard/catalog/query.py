@@ -9,8 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import operator
 
-from sqlalchemy import Boolean, and_, false, not_, or_, select, true, type_coerce
-from sqlalchemy.sql import ColumnElement
+from sqlalchemy import Boolean, and_, false, func, not_, or_, select, true, type_coerce
+from sqlalchemy.sql import ColumnElement, literal_column
 
 from ..status import LOST_AFTER
 from .query_syntax import (CHAIN, MAX_DEPTH, MAX_LENGTH, MAX_LEVELS, STATUSES, And, Compare,
@@ -95,10 +95,14 @@ def _compile_field(node: Field, now: dt.datetime) -> ColumnElement[bool]:
     if node.name == "status":
         if node.value not in ("running", "lost"):
             return runs.c.status == node.value
-        beat, cutoff = runs.c.heartbeat_mtime, now.timestamp() - LOST_AFTER
+        # lost: the beat is older than the 2-minute cutoff plus what the run's own interval
+        # adds to it (runs.lost_after - 120 s; NULL adds nothing)
+        two_minutes = literal_column(repr(float(LOST_AFTER)))
+        beat = runs.c.heartbeat_mtime + (func.coalesce(runs.c.lost_after, two_minutes) - two_minutes)
+        cutoff = now.timestamp() - LOST_AFTER
         if node.value == "lost":
-            return and_(runs.c.status == "running", beat.isnot(None), beat < cutoff)
-        return and_(runs.c.status == "running", or_(beat.is_(None), beat >= cutoff))
+            return and_(runs.c.status == "running", runs.c.heartbeat_mtime.isnot(None), beat < cutoff)
+        return and_(runs.c.status == "running", or_(runs.c.heartbeat_mtime.is_(None), beat >= cutoff))
     if node.name == "project":
         return runs.c.project_id.in_(select(projects.c.id).where(_glob(projects.c.name,
                                                                          node.value)))

@@ -25,7 +25,7 @@ from sqlalchemy.exc import DatabaseError
 
 from .. import layout
 from ..jsonfile import read_json
-from ..status import heartbeat_mtime
+from ..status import heartbeat_mtime, run_lost_after
 from ..scalars import RunReader
 from .engine import is_corruption
 from .run_doc import check_run_doc
@@ -251,6 +251,7 @@ def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str) -
         "project_id": project_id, "run_id": folder.name, "name": _text(doc.get("name")) or "run",
         "group_name": _text(doc.get("group")), "notes": _text(doc.get("notes")),
         "status": _text(doc.get("status")) or "unknown", "heartbeat_mtime": heartbeat,
+        "lost_after": run_lost_after(folder),
         "host": _text(doc.get("host")), "python": _text(doc.get("python")),
         "platform": _text(doc.get("platform")), "created": _text(doc.get("start_time")) or "",
         "ended": _text(doc.get("end_time")), "duration_s": _duration(doc),

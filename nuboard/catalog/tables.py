@@ -27,6 +27,7 @@ runs = Table(
     Column("notes", Text),
     Column("status", String, nullable=False),                # as run.json says; 'lost' is computed
     Column("heartbeat_mtime", Float),                        # the heartbeat file's mtime (epoch s)
+    Column("lost_after", Float),                             # seconds of a still heartbeat: lost
     Column("host", String),
     Column("python", String),
     Column("platform", String),

@@ -139,12 +139,12 @@ def run_card(catalogs, project: str, run_id: str) -> dict:
         return card
     catalog = catalogs.get(project)
     with catalog.reader.connect() as conn:
-        row = conn.execute(select(runs.c.name, runs.c.status, runs.c.heartbeat_mtime)
+        row = conn.execute(select(runs.c.name, runs.c.status, runs.c.heartbeat_mtime, runs.c.lost_after)
                            .where(runs.c.project_id == catalog.project_id,
                                   runs.c.run_id == run_id)).first()
     if row is not None:
         card.update(name=row.name, status=display_status(row.status, row.heartbeat_mtime,
-                                                         time.time()))
+                                                         time.time(), row.lost_after))
     return card
 
 

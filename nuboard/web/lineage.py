@@ -299,8 +299,8 @@ def _fill(catalogs, known: set[str], nodes: Iterable[Node], now: float) -> None:
                 if row is None:
                     node.missing = True
                 else:
-                    node.name, status, heartbeat = row
-                    node.status = display_status(status, heartbeat, now)
+                    node.name, status, heartbeat, lost_after = row
+                    node.status = display_status(status, heartbeat, now, lost_after)
 
 
 def _version_rows(catalog, keys: list[tuple[str, int]]) -> dict:
@@ -321,11 +321,12 @@ def _run_rows(catalog, run_ids: list[str]) -> dict:
     found = {}
     with catalog.reader.connect() as conn:
         for i in range(0, len(run_ids), _CHUNK):
-            stmt = (select(runs.c.run_id, runs.c.name, runs.c.status, runs.c.heartbeat_mtime)
+            stmt = (select(runs.c.run_id, runs.c.name, runs.c.status, runs.c.heartbeat_mtime,
+                           runs.c.lost_after)
                     .where(runs.c.project_id == catalog.project_id,
                            runs.c.run_id.in_(run_ids[i:i + _CHUNK])))
-            for run_id, name, status, heartbeat in conn.execute(stmt):
-                found[run_id] = (name, status, heartbeat)
+            for run_id, name, status, heartbeat, lost_after in conn.execute(stmt):
+                found[run_id] = (name, status, heartbeat, lost_after)
     return found
 
 

@@ -237,7 +237,8 @@ def timeline(catalog, *, query: str = "", now: float, sessions: SessionCache,
     if query.strip():
         where = where & compile_query(query, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
     columns = (runs.c.id, runs.c.run_id, runs.c.name, runs.c.status, runs.c.created,
-               runs.c.ended, runs.c.heartbeat_mtime, runs.c.parent_run_id, runs.c.parent_step,
+               runs.c.ended, runs.c.heartbeat_mtime, runs.c.lost_after, runs.c.parent_run_id,
+               runs.c.parent_step,
                runs.c.host, runs.c.group_name, runs.c.world_size, runs.c.signature)
     with catalog.reader.connect() as conn:
         total = conn.execute(select(func.count()).select_from(runs).where(where)).scalar_one()
@@ -253,7 +254,7 @@ def timeline(catalog, *, query: str = "", now: float, sessions: SessionCache,
     out = []
     placed: dict[str, dict] = {}
     for row in rows:
-        status = display_status(row["status"], row["heartbeat_mtime"], now)
+        status = display_status(row["status"], row["heartbeat_mtime"], now, row["lost_after"])
         start = epoch(row["created"])
         end = run_end(row, status)
         stop = end if end is not None else (now if status == "running" else None)
