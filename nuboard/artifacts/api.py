@@ -80,7 +80,8 @@ class Artifact(Mapping):
         return key in self._entries
 
     def __repr__(self) -> str:
-        return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {len(self)} file{'' if len(self) == 1 else 's'}>"
+        count = f"{len(self)} file" + ("" if len(self) == 1 else "s")
+        return f"<nuboard.Artifact {self.spec} {self.type} {self.storage}, {count}>"
 
     def check(self) -> list[FileProblem]:
         """Compare every listed file with the manifest by size; return the missing and changed
@@ -181,18 +182,20 @@ def _run_folder_around(real: Path) -> Path | None:
     return None
 
 
-def _refuse_running(real: Path, given: str, listing: list = ()) -> None:
+def _refuse_running(real: Path, listing: list = ()) -> None:
     """A running run's files may change: refuse to reference them, from any project, also
     through a folder that holds the run (a project's runs/, say)."""
-    _refuse_if_running(_run_folder_around(real), given)
+    _refuse_if_running(_run_folder_around(real))
     for rel, _ in listing:              # a million paths: one endswith each
         if rel.endswith("/run.json"):
             parts = rel.split("/")
             if (parts[-3] if len(parts) >= 3 else real.name) == "runs":
-                _refuse_if_running(real.joinpath(*parts[:-1]), given)
+                _refuse_if_running(real.joinpath(*parts[:-1]))
 
 
-def _refuse_if_running(run_folder: Path | None, given: str) -> None:
+def _refuse_if_running(run_folder: Path | None) -> None:
+    """Raise the one message for a run that is running: its run.json says so and it is not
+    lost (before its first heartbeat it counts as running)."""
     from ..jsonfile import read_json
     from ..status import run_status
     if run_folder is None:
@@ -201,8 +204,9 @@ def _refuse_if_running(run_folder: Path | None, given: str) -> None:
         doc = read_json(run_folder / "run.json")
     except (OSError, ValueError):
         return
-    if not isinstance(doc, dict) or doc.get("status") != "running" or run_status(run_folder, doc) == "lost":
-        return                    # finished, or lost (no heartbeat for long); a first beat may be due
+    if not isinstance(doc, dict) or doc.get("status") != "running" \
+            or run_status(run_folder, doc) == "lost":
+        return
     raise InvalidArgumentError(
         f"run {run_folder.name!r} is still running, so its files may change and cannot be "
         "referenced: copy them instead, or add the version after the run finished")
@@ -262,7 +266,7 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
     listing = list(walk_files(real, progress, left_out))
     left_out.sort()
     if reference:
-        _refuse_running(real, given, listing)
+        _refuse_running(real, listing)
     if not listing:
         raise InvalidArgumentError(f"path {given!r} holds no files: a version needs at least one"
                                    + (f" ({left_out_text(left_out)})" if left_out else ""))
@@ -392,7 +396,8 @@ def get_artifact(spec: str, *, project: str | None = None, dir=None) -> Artifact
         label = f"{proj}/{name}:{version_label(number)}"
         if problem is not None:
             raise ArtifactNotFoundError(f"Version {label} cannot be used: {problem}.")
-        if read_manifest_checked(store.version_dir(project_path, name, number, unlinked=True))[0] is not None:
+        unlinked_path = store.version_dir(project_path, name, number, unlinked=True)
+        if read_manifest_checked(unlinked_path)[0] is not None:
             raise ArtifactNotFoundError(f"Version {label} is unlinked; restore it with "
                                         f"'nuboard artifact restore {label}' to use it.")
         raise ArtifactNotFoundError(f"Version {label} not found in {project_path}. "
