@@ -67,6 +67,7 @@ class Run:
         self._ungrouped: set[tuple] = set()   # shapes logged scalar by scalar from now on
         self._key_ids = itertools.count()     # next() is atomic: the sampler thread opens series too
         self._open_lock = threading.Lock()
+        self._read_lock = threading.Lock()      # one read of the earlier sessions
         self._pid = os.getpid()
         self._finished = False
         self._finish_lock = threading.RLock()
@@ -305,11 +306,14 @@ class Run:
         return start
 
     def _earlier_last_steps(self) -> dict[str, int]:
-        if self._last_steps is None:
-            from .scalars import RunReader
-            reader = RunReader(self._abs, rank=self.rank, sessions_below=self.session)
-            reader.refresh()
-            self._last_steps = reader.last_steps()
+        """Each scalar's largest step in the earlier sessions of this rank, read once (by the
+        training thread or the sampler, whichever needs it first)."""
+        with self._read_lock:
+            if self._last_steps is None:
+                from .scalars import RunReader
+                reader = RunReader(self._abs, rank=self.rank, sessions_below=self.session)
+                reader.refresh()
+                self._last_steps = reader.last_steps()
         return self._last_steps
 
     def timer(self, name: str, all_ranks: bool | None = None) -> "Timer":
