@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import atexit
 import itertools
-import math
 import os
 import signal
 import sys
@@ -18,6 +17,7 @@ from . import layout
 from .errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
 from .jsonfile import read_json, write_json_atomic
 from .names import check_scalar_name
+from .points import MAX_STEP, as_step, as_value, as_values, as_wall, step_error
 from .writer import SERIES_CAP, EventWriter, Group, Series
 
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from .timer import Timer
 
 STATUSES = ("finished", "crashed", "killed", "failed")
-MAX_STEP = (1 << 63) - 1     # steps are int64
 MAX_GROUPS = 64              # dict shapes of run.log with a buffer of their own
 _time = time.time
 
@@ -67,6 +66,7 @@ class Run:
         self._ungrouped: set[tuple] = set()   # shapes logged scalar by scalar from now on
         self._key_ids = itertools.count()     # next() is atomic: the sampler thread opens series too
         self._open_lock = threading.Lock()
+        self._read_lock = threading.Lock()      # one read of the earlier sessions
         self._pid = os.getpid()
         self._finished = False
         self._finish_lock = threading.RLock()
@@ -140,19 +140,19 @@ class Run:
         if s is None:
             s = self._open_series(name)
         if type(value) is not float:
-            value = _as_value(value, name)
+            value = as_value(value, name)
         if step is None:
             step = s.last_step + 1
         elif type(step) is not int or step < 0:
-            step = _as_step(step, name)
+            step = as_step(step, name)
         if wall_time is None:
             wall_time = _time()
         elif type(wall_time) is not float or wall_time - wall_time != 0.0:   # inf and NaN too
-            wall_time = _as_wall(wall_time, name)
+            wall_time = as_wall(wall_time, name)
         try:
             s.steps.append(step)            # the first change: a step past 2**63-1 stops here
         except OverflowError:
-            raise _step_error(step, name) from None
+            raise step_error(step, name) from None
         s.walls.append(wall_time)
         s.values.append(value)
         s.last_step = step
@@ -176,16 +176,16 @@ class Run:
                 try:
                     row = g.pack(*values.values())
                 except Exception:           # the checks of add_scalar, with their messages
-                    row = g.pack(*_as_values(values))
+                    row = g.pack(*as_values(values))
                 if step is None:
                     step = g.last_step + 1
                 elif type(step) is not int or step < 0:
-                    step = _as_step(step, "run.log")
+                    step = as_step(step, "run.log")
                 steps = g.steps
                 try:
                     steps.append(step)      # the first change: a step past 2**63-1 stops here
                 except OverflowError:
-                    raise _step_error(step, "run.log") from None
+                    raise step_error(step, "run.log") from None
                 g.walls.append(_time())
                 g.values.frombytes(row)     # last: the writer counts rows by the values
                 g.last_step = step
@@ -201,7 +201,7 @@ class Run:
         if not isinstance(values, Mapping):
             raise InvalidTypeError(
                 f"run.log takes a dict of name to value, not {type(values).__name__} ({values!r:.80}).")
-        released = len(self._ungrouped)
+        ungrouped_before = len(self._ungrouped)
         items = []
         for name, value in values.items():
             try:
@@ -210,17 +210,17 @@ class Run:
                 s = None
             if s is None:
                 s = self._open_series(name)
-            items.append((s, value if type(value) is float else _as_value(value, name)))
+            items.append((s, value if type(value) is float else as_value(value, name)))
         if step is None:
             step = max((s.last_step for s, _ in items), default=-1) + 1
             if step > MAX_STEP:
-                raise _step_error(step, "run.log")
+                raise step_error(step, "run.log")
         elif type(step) is not int or not 0 <= step <= MAX_STEP:
-            step = _as_step(step, "run.log")
+            step = as_step(step, "run.log")
         if not items:
             return
         keys = tuple(values) if type(values) is dict and type(self._series) is dict else None
-        if keys is not None and len(self._ungrouped) != released:
+        if keys is not None and len(self._ungrouped) != ungrouped_before:
             self._ungrouped.add(keys)       # it took a scalar from another shape: stay apart
         if keys is not None and keys not in self._ungrouped and len(self._groups) < MAX_GROUPS:
             g = self._writer.form_group(keys, [s for s, _ in items])
@@ -305,11 +305,14 @@ class Run:
         return start
 
     def _earlier_last_steps(self) -> dict[str, int]:
-        if self._last_steps is None:
-            from .scalars import RunReader
-            reader = RunReader(self._abs, rank=self.rank, sessions_below=self.session)
-            reader.refresh()
-            self._last_steps = reader.last_steps()
+        """Each scalar's largest step in the earlier sessions of this rank, read once (by the
+        training thread or the sampler, whichever needs it first)."""
+        with self._read_lock:
+            if self._last_steps is None:
+                from .scalars import RunReader
+                reader = RunReader(self._abs, rank=self.rank, sessions_below=self.session)
+                reader.refresh()
+                self._last_steps = reader.last_steps()
         return self._last_steps
 
     def timer(self, name: str, all_ranks: bool | None = None) -> "Timer":
@@ -493,72 +496,6 @@ class _SinkSeries:
 
 
 _SINK = _SinkSeries()
-
-
-def _as_value(value: Any, name: str) -> float:
-    if isinstance(value, (str, bytes, bytearray)) or value is None:
-        raise InvalidTypeError(
-            f"scalar {name!r:.80}: value {value!r:.80} is a {type(value).__name__}, "
-            "not a real number.")
-    try:
-        return float(value)
-    except OverflowError:
-        raise InvalidArgumentError(
-            f"scalar {name!r:.80}: value {_show(value)} is out of the range of a float "
-            "(about -1.8e308 to 1.8e308).") from None
-    except Exception:
-        pass
-    item = getattr(value, "item", None)      # a one-element array or tensor
-    try:
-        if callable(item):
-            return float(item())
-    except Exception:
-        pass
-    raise InvalidTypeError(
-        f"scalar {name!r:.80}: value {value!r:.80} of type {type(value).__name__} is not a "
-        "real number (a tensor or array must hold exactly one element).")
-
-
-def _as_values(values: Mapping) -> list:
-    """The values of a dict as floats, with add_scalar's checks and messages."""
-    return [v if type(v) is float else _as_value(v, name) for name, v in values.items()]
-
-
-def _as_step(step: Any, name: str) -> int:
-    if isinstance(step, bool) or not hasattr(step, "__index__"):
-        raise InvalidTypeError(f"{name!r:.80}: step {step!r:.80} must be an int, "
-                               f"not {type(step).__name__}.")
-    step = step.__index__()
-    if not 0 <= step <= MAX_STEP:
-        raise _step_error(step, name)
-    return step
-
-
-def _step_error(step: int, name: str) -> InvalidArgumentError:
-    return InvalidArgumentError(f"{name!r:.80}: step {_show(step)} must be between 0 and "
-                                "2**63-1 (9223372036854775807), the range of an int64.")
-
-
-def _as_wall(wall: Any, name: str) -> float:
-    rule = "must be seconds since the epoch, as a finite number"
-    try:
-        if isinstance(wall, (str, bytes, bytearray, bool)):
-            raise TypeError
-        wall = float(wall)
-    except OverflowError:
-        raise InvalidArgumentError(f"scalar {name!r:.80}: wall_time {_show(wall)} {rule}.") from None
-    except Exception:
-        raise InvalidTypeError(f"scalar {name!r:.80}: wall_time {wall!r:.80} {rule}.") from None
-    if not math.isfinite(wall):
-        raise InvalidArgumentError(f"scalar {name!r:.80}: wall_time {wall!r} {rule}.")
-    return wall
-
-
-def _show(value: Any) -> str:
-    """A value for a message: its repr cut to 80 characters, or an int too long to print."""
-    if isinstance(value, int) and value.bit_length() > 256:
-        return f"{'-' if value < 0 else ''}(an int of about {int(value.bit_length() * 0.30103) + 1} digits)"
-    return f"{value!r:.80}"
 
 
 def _iso_now() -> str:
