@@ -152,8 +152,10 @@ def test_a_damaged_version_is_skipped_with_a_reason_and_listings_work(root, tmp_
     damaged_project(root, tmp_path)
     reindex = cli(root, "reindex", "datasets")
     assert reindex.returncode == 0, reindex.stderr
-    assert "artifacts/corpus/v2: its manifest is damaged" in reindex.stdout
-    assert "artifacts/corpus/v99999999999999999999: v99999999999999999999 is beyond" in reindex.stdout
+    assert "nuboard reindex: skipped artifacts/corpus/v2: its manifest is damaged" in reindex.stderr
+    assert ("nuboard reindex: skipped artifacts/corpus/v99999999999999999999: "
+            "v99999999999999999999 is beyond") in reindex.stderr
+    assert "datasets: 1 run indexed, 0 skipped, 2 artifact versions skipped" in reindex.stdout
     ls = cli(root, "artifact", "ls", "datasets")
     assert ls.returncode == 0 and "datasets/corpus" in ls.stdout and " v1 " in ls.stdout
     assert "v2" not in ls.stdout and "skipped datasets/corpus:v2: its manifest is damaged" in ls.stderr

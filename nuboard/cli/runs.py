@@ -122,6 +122,8 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
             records.extend(list_runs(catalog, where, limit, now))
         for folder, why in formats.skipped_folders(layout.runs_dir(root, name), report):
             click.echo(formats.skip_line("ls", folder, why), err=True)
+        for where, why in formats.skipped_versions(report):
+            click.echo(formats.version_skip_line("ls", where, why), err=True)
     records.sort(key=lambda r: (r["start"] or "", r["id"]), reverse=True)
     if limit is not None:
         records = records[:limit]
@@ -346,7 +348,10 @@ def summary_line(project: str, report) -> str:
     A rebuild reads every run again: those the catalog knew count as updated, the others as
     added, and both were indexed.
     """
-    return f"{project}: {_runs(report.added + report.updated)} indexed, {len(report.skipped)} skipped"
+    versions = len(formats.skipped_versions(report))
+    runs = len(report.skipped) - versions
+    line = f"{project}: {_runs(report.added + report.updated)} indexed, {runs} skipped"
+    return line + (f", {versions} artifact version{'s' * (versions != 1)} skipped" if versions else "")
 
 
 @click.command("reindex", short_help="Rebuild the catalog from the files.")
@@ -380,6 +385,8 @@ def reindex(project: str | None, root: Path) -> None:
                 report = sync(catalog, full=True)
         for folder, why in formats.skipped_folders(layout.runs_dir(root, name), report):
             click.echo(formats.skip_line("reindex", folder, why), err=True)
+        for where, why in formats.skipped_versions(report):
+            click.echo(formats.version_skip_line("reindex", where, why), err=True)
         click.echo(summary_line(name, report))
 
 
