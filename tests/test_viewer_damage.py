@@ -195,3 +195,22 @@ def test_a_run_json_made_too_deep_after_indexing_breaks_no_page(root):
         answers = {p: viewer.get(p).status for p in pages}
     assert all(status < 500 for status in answers.values()), answers
     assert answers[f"/p/proj/.run/{later}"] == 422
+
+
+def test_a_skipped_run_is_reported_again_until_it_is_fixed(root):
+    good = make_run(root, "proj", name="good")
+    runs = root / "proj" / "runs"
+    _copy_run(runs, good, "bad", _set(start_time=12345))
+    with Catalog(root, "proj") as catalog:
+        first = sync(catalog)
+        again = sync(catalog)                        # unchanged: the same reason, not re-read
+        assert dict(first.skipped) == dict(again.skipped)
+        assert "start_time" in dict(again.skipped)["bad"]
+        doc = json.loads((runs / "bad" / "run.json").read_text())
+        doc["start_time"] = "2026-12-03T10:00:00.000Z"
+        (runs / "bad" / "run.json").write_text(json.dumps(doc))
+        fixed = sync(catalog)
+        assert fixed.skipped == [] and fixed.added == 1
+        shutil.rmtree(runs / "bad")
+        assert sync(catalog).removed == 1
+        assert catalog.skips == {}

@@ -43,6 +43,9 @@ class Catalog:
         self.migrated_from: str | None = None
         self.damaged_because: str | None = None
         self._identity: tuple[int, int] | None = None
+        # run folders the sync skipped: name -> ((signature, folder mtime), reason), so an
+        # unchanged damaged run is reported again without reading it again
+        self.skips: dict[str, tuple[tuple[str, int], str]] = {}
         self._open()
 
     @property

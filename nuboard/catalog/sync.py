@@ -3,8 +3,10 @@
 An unchanged finished run costs two stats (its folder and its run.json: a rewrite of run.json,
 a new session or new files change one of them). A running run, and a run with ranks other
 than 0 (whose logs may still grow after rank 0 finished), is compared by the sizes and mtimes
-of its logs. A run folder that is half written, whose run.json is not JSON or comes
-from a newer format, is reported and skipped, never fatal.
+of its logs. A run folder that is half written, whose run.json is not a regular file, not
+JSON, comes from a newer format or holds fields of the wrong types (run_doc.check_run_doc), is
+reported and skipped, never fatal; while its folder, run.json and logs stay as they were, a
+later sync through the same Catalog reports it again without reading it again.
 
 Rows are written in batches, each in one BEGIN IMMEDIATE transaction that first removes
 whatever rows the runs have (another indexer may have written them meanwhile), so any number
@@ -370,10 +372,14 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
         if old is not None and old.signature == sig and old.folder_mtime_ns == mtime_ns:
             report.unchanged += 1
             _note_heartbeat(folder, name, old, beats)
+        elif not full and catalog.skips.get(name, (None,))[0] == (sig, mtime_ns):
+            report.skipped.append((name, catalog.skips[name][1]))   # unchanged since skipped
         else:
             indexed, why = index_run(folder, catalog.project_id, mtime_ns, sig)
+            catalog.skips.pop(name, None)
             if indexed is None:
                 report.skipped.append((name, why))
+                catalog.skips[name] = ((sig, mtime_ns), why)
                 if name in known:
                     drop.append(name)
             else:
@@ -387,6 +393,8 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
             pending = []
         _progress(progress, done, total)
     _write(catalog, pending)
+    for name in [n for n in catalog.skips if n not in seen]:
+        del catalog.skips[name]
     gone = [n for n in known if n not in seen] + drop
     if gone or beats:
         with catalog.writer.begin() as conn:

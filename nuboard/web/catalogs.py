@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..errors import NuBoardError
 from ..layout import find_projects
 
 PROJECTS_TTL = 5.0
@@ -76,7 +77,6 @@ class Catalogs:
         open (to read what this project's runs made in another project)."""
         if project not in self.projects():
             return None
-        from ..errors import NuBoardError
         try:
             return self.get(project)
         except (NuBoardError, OSError):

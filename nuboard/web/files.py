@@ -17,7 +17,7 @@ from .. import layout
 from . import security
 from .app import root_dir, wants_json
 from .containment import OutsideError, clean_parts, is_regular, open_inside, resolve_inside
-from .run_page import files_overview, known_run
+from .run_page import tab_overview, known_run
 
 files = Blueprint("files", __name__)
 MAX_ENTRIES = 5000
@@ -74,7 +74,7 @@ def browse(project: str, run_id: str, sub: str = ""):
         found = listing(project, run_id, sub)
         if wants_json():
             return found
-        return render_template("run.html", project=project, run=files_overview(project, run_id),
+        return render_template("run.html", project=project, run=tab_overview(project, run_id),
                                tab="files", listing=found)
     if request.args.get("download") == "1":
         return _download(base, real)
@@ -87,7 +87,7 @@ def browse(project: str, run_id: str, sub: str = ""):
             "cut": size > PREVIEW_LIMIT}
     if wants_json():
         return info
-    return render_template("run.html", project=project, run=files_overview(project, run_id),
+    return render_template("run.html", project=project, run=tab_overview(project, run_id),
                            tab="files", file=info, listing=None)
 
 

@@ -36,7 +36,7 @@ def _watch() -> HeartbeatWatch:
 
 def overview(project: str, run_id: str) -> dict:
     """The Overview's data; 404 when the run is gone, 422 naming what is wrong with its
-    run.json when that cannot be shown (the Files tab still can: see files_overview)."""
+    run.json when that cannot be shown (Console and Files still can: see tab_overview)."""
     try:
         run = run_overview(root_dir(), project, run_id, watch=_watch())
     except RunMissing as exc:
@@ -63,9 +63,9 @@ def with_made_versions(outputs: list[dict], made: list[dict]) -> list[dict]:
                       for v in made if (v["project"], v["name"], v["version"]) not in named]
 
 
-def files_overview(project: str, run_id: str) -> dict:
-    """What the Files tab's header shows: the Overview's data, or, for a run whose run.json
-    cannot be shown, its id and the reason (so its files can still be browsed)."""
+def tab_overview(project: str, run_id: str) -> dict:
+    """What the Console and Files tabs show of the run: the Overview's data, or, for a run
+    whose run.json cannot be shown, its id and the reason (its files can still be seen)."""
     try:
         return run_overview(root_dir(), project, run_id, watch=_watch())
     except RunMissing as exc:
@@ -92,7 +92,7 @@ def details(project: str, run_id: str):
         return overview(project, run_id)
     if tab not in TABS:
         abort(404, description=f"No tab {tab!r}: use one of {', '.join(TABS)}.")
-    run = overview(project, run_id) if tab == "overview" else files_overview(project, run_id)
+    run = overview(project, run_id) if tab == "overview" else tab_overview(project, run_id)
     context = {"project": project, "run": run, "tab": tab}
     if tab == "console":
         context["console"] = console_view(project, run_id)
@@ -113,7 +113,7 @@ def console(project: str, run_id: str):
     """The console from its end; with ?size=N, 204 (nothing to swap) while the file is that size."""
     project, run_id = known_run(project, run_id)
     view = console_view(project, run_id)
-    running = files_overview(project, run_id)["status"] == "running"
+    running = tab_overview(project, run_id)["status"] == "running"
     if wants_json():
         return {"size": view.size, "truncated": view.truncated, "lines": view.lines,
                 "running": running}
