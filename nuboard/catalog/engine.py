@@ -25,6 +25,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.pool import QueuePool
 
 from ..errors import NuBoardError
+from ..jsonfile import open_regular
 from ..layout import resource_dir
 
 CATALOG = "catalog.sqlite"
@@ -257,7 +258,7 @@ def is_damaged(path: Path, *, thorough: bool = False) -> str | None:
     wal = Path(f"{path}-wal")
     wal_before = _nonempty(wal)
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:                 # a FIFO there never blocks
             header = fh.read(100)
             size = os.fstat(fh.fileno()).st_size
     except FileNotFoundError:

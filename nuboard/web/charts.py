@@ -53,12 +53,12 @@ def _run_rows(project: str, ids: list[str]) -> dict[str, dict]:
     now = time.time()
     with catalog.reader.connect() as conn:
         rows = conn.execute(select(runs_t.c.id, runs_t.c.run_id, runs_t.c.name, runs_t.c.status,
-                                   runs_t.c.heartbeat_mtime)
+                                   runs_t.c.heartbeat_mtime, runs_t.c.lost_after)
                             .where(runs_t.c.project_id == catalog.project_id,
                                    runs_t.c.run_id.in_(ids)))
         found = {r.run_id: dict(r._mapping) for r in rows}
     for row in found.values():
-        row["status"] = display_status(row["status"], row["heartbeat_mtime"], now)
+        row["status"] = display_status(row["status"], row["heartbeat_mtime"], now, row["lost_after"])
     return found
 
 
