@@ -45,17 +45,20 @@ _IN_CHUNK = 900                  # names per IN (...) list, under SQLite's varia
 
 
 class SyncReport:
-    """What a sync did: counts, the runs it skipped with the reason, and a rebuild's reason."""
+    """What a sync did: counts, the runs (and artifact versions) it skipped with the reason,
+    and a rebuild's reason."""
 
     def __init__(self) -> None:
         self.added = self.updated = self.removed = self.unchanged = 0
-        self.skipped: list[tuple[str, str]] = []
+        self.skipped: list[tuple[str, str]] = []              # (run folder name, why)
+        self.skipped_versions: list[tuple[str, str]] = []     # ('artifacts/<name>/v<N>', why)
         self.rebuilt_because: str | None = None
         self.versions = {"added": 0, "updated": 0, "removed": 0}
 
     def as_dict(self) -> dict:
         return {"added": self.added, "updated": self.updated, "removed": self.removed,
                 "unchanged": self.unchanged, "skipped": [list(s) for s in self.skipped],
+                "skipped_versions": [list(s) for s in self.skipped_versions],
                 "rebuilt_because": self.rebuilt_because, "versions": dict(self.versions)}
 
     def __repr__(self) -> str:
@@ -407,7 +410,7 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
     report.removed = len(gone) - len(drop)
     versions = sync_versions(catalog, full)
     report.versions = versions.counts()
-    report.skipped.extend(versions.skipped)          # damaged versions, with the reason
+    report.skipped_versions.extend(versions.skipped)          # damaged versions, with the reason
     bound_wal(catalog)
     return report
 

@@ -126,25 +126,19 @@ def skip_line(command: str, folder: str, why: str) -> str:
     return " ".join(text.encode("utf-8", "backslashreplace").decode("utf-8").split())
 
 
-VERSION_SKIP = "artifacts/"       # how the sync names a version it skipped: artifacts/<name>/v<N>
-
-
 def skipped_folders(runs_dir: Any, report: Any) -> list[tuple[str, str]]:
     """(folder path, reason) of each run a sync report skipped; it names each by folder name or path."""
     import os
     out = []
     for where, why in report.skipped:
         where = os.fspath(where)
-        if where.startswith(VERSION_SKIP):
-            continue
         out.append((where if os.sep in where else os.path.join(os.fspath(runs_dir), where), str(why)))
     return out
 
 
 def skipped_versions(report: Any) -> list[tuple[str, str]]:
     """('artifacts/<name>/v<N>', reason) of each artifact version a sync report skipped."""
-    return [(str(where), str(why)) for where, why in report.skipped
-            if str(where).startswith(VERSION_SKIP)]
+    return [(str(where), str(why)) for where, why in report.skipped_versions]
 
 
 def version_skip_line(command: str, where: str, why: str) -> str:

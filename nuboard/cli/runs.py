@@ -348,9 +348,8 @@ def summary_line(project: str, report) -> str:
     A rebuild reads every run again: those the catalog knew count as updated, the others as
     added, and both were indexed.
     """
-    versions = len(formats.skipped_versions(report))
-    runs = len(report.skipped) - versions
-    line = f"{project}: {_runs(report.added + report.updated)} indexed, {runs} skipped"
+    versions = len(report.skipped_versions)
+    line = f"{project}: {_runs(report.added + report.updated)} indexed, {len(report.skipped)} skipped"
     return line + (f", {versions} artifact version{'s' * (versions != 1)} skipped" if versions else "")
 
 
