@@ -394,8 +394,9 @@ def test_a_skewed_hosts_fresh_heartbeat_is_running(root):
 
 
 def test_lost_is_judged_by_the_heartbeat_changing_on_the_readers_clock(root):
-    """With a HeartbeatWatch, a counter standing still 121 s of the reader's clock is 'lost'."""
-    stalled = nb.init("p", run_id="stalled", flush_interval=3600, heartbeat_interval=3600, **QUIET)
+    """With a HeartbeatWatch, a counter standing still past 120 s and three of its intervals (30 s)
+    of the reader's clock is 'lost'."""
+    stalled = nb.init("p", run_id="stalled", flush_interval=3600, heartbeat_interval=30, **QUIET)
     alive = nb.init("p", run_id="alive", flush_interval=0.02, heartbeat_interval=0.02, **QUIET)
     reader_clock = [1000.0]
     watch = nb.HeartbeatWatch(clock=lambda: reader_clock[0])
