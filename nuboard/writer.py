@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import events
 from .jsonfile import write_json_atomic
+from .sigterm import block_signals, defer_sigterm, pending as sigterm_pending
 
 SERIES_CAP = 1 << 18        # points buffered per scalar before add_scalar waits for the writer
 RECORD_POINTS = 1 << 16     # points per POINTS record at most
@@ -66,11 +67,11 @@ class EventWriter:
         if not self._thread.is_alive():
             self.drain()
             return
-        with self._drained:
+        with defer_sigterm, self._drained:
             seen = self._drain_count
             self._wake.set()
             while len(series.values) >= SERIES_CAP and self._drain_count == seen \
-                    and self._thread.is_alive():
+                    and self._thread.is_alive() and not sigterm_pending():
                 self._drained.wait(0.5)
 
     def flush(self) -> None:
@@ -80,6 +81,7 @@ class EventWriter:
     # -- the writer thread ----------------------------------------------------------------
     def _loop(self) -> None:
         """Drain every flush_interval (or when woken), beat every heartbeat interval."""
+        block_signals()                  # a SIGTERM must reach the main thread, to wake it
         now = time.monotonic()
         next_flush = now + self.flush_interval
         next_beat = now + (self.heartbeat.interval if self.heartbeat else float("inf"))
@@ -98,7 +100,7 @@ class EventWriter:
 
     def drain(self) -> None:
         """Take what every buffer holds, pack it, and append it in one write."""
-        with self._lock:
+        with defer_sigterm, self._lock:   # on the main thread, a SIGTERM waits for the lock
             parts: list[bytes] = []
             taken = 0
             for s in list(self.series.values()):
@@ -122,7 +124,7 @@ class EventWriter:
                     self.written_points += taken
                 else:
                     self.dropped_points += taken
-        with self._drained:
+        with defer_sigterm, self._drained:
             self._drain_count += 1
             self._drained.notify_all()
 
