@@ -535,7 +535,6 @@ def _after_fork_in_child() -> None:
         run._finished = True
         run._writer.abandon()
     _live.clear()
-    sigterm.reset_in_child()
     if _sigterm_installed:
         _sigterm_installed = False
         try:

@@ -16,6 +16,7 @@ next ran Python code, 60 s later for a script in time.sleep(60).
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 
@@ -114,9 +115,13 @@ def restore_mask(mask) -> None:
             pass
 
 
-def reset_in_child() -> None:
+def _reset_in_child() -> None:
     """In a forked child: its only thread is its main thread, inside no NuBoard code."""
     global _main, _depth, _pending
     _main = _get_ident()
     _depth = 0
     _pending = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_in_child)

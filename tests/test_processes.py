@@ -285,6 +285,8 @@ def holding(frame):
         return name == "_drain" and me._lock._is_owned()
     if WHERE == "new-scalar":
         return name == "_open_series" and me._open_lock.locked()
+    if WHERE == "add-artifact":                 # run.json's lock, taken to list the output
+        return name == "record" and "doc" in frame.f_locals
     return name in ("finish", "_end") and me._finished and me._finish_lock._is_owned()
 
 
@@ -306,6 +308,10 @@ elif WHERE == "print":
     print("hello")
 elif WHERE == "new-scalar":
     run.add_scalar("b", 1.0, step=0)
+elif WHERE == "add-artifact":
+    with open("model.bin", "wb") as f:
+        f.write(b"weights")
+    run.add_artifact("model", "model.bin")
 else:
     run.finish()
 sys.settrace(None)
@@ -314,17 +320,19 @@ time.sleep(60)
 """
 
 
-@pytest.mark.parametrize("where", ["flush", "print", "new-scalar", "finish"])
+@pytest.mark.parametrize("where", ["flush", "print", "new-scalar", "add-artifact", "finish"])
 def test_sigterm_while_nuboard_holds_a_lock_ends_the_process_with_the_status(root, where):
     """A SIGTERM handled while the main thread is inside NuBoard's own locks waits for them:
     the process ends as SIGTERM would, with every point and the status written.
 
     Before, inside run.flush() the handler's finish waited for the drain lock its own thread
-    held (the process hung), and inside finish() it found the run finishing and ended the
-    process before the status was written ('running')."""
+    held, and inside run.add_artifact it waited for the run.json lock it held (the process hung
+    either way); inside finish() it found the run finishing and ended the process before the
+    status was written ('running')."""
+    root.mkdir(parents=True)
     proc = subprocess.Popen([sys.executable, "-c", SIGTERM_INSIDE, where],
                             env=child_env(NUBOARD_DIR=str(root)), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, cwd=root)
     try:
         out, err = proc.communicate(timeout=25)
     except subprocess.TimeoutExpired:
@@ -338,6 +346,8 @@ def test_sigterm_while_nuboard_holds_a_lock_ends_the_process_with_the_status(roo
     assert [(s, v) for s, _, v in log_points(path, "a")] == [(s, float(s)) for s in range(1000)]
     if where == "print":
         assert (path / "files" / "output.log").read_text() == "hello\n"
+    if where == "add-artifact":
+        assert [o["name"] for o in read_doc(path)["outputs"]] == ["model"]
 
 
 # -- row 8: many writers ------------------------------------------------------------------
