@@ -266,6 +266,41 @@ def test_nuboards_threads_leave_sigterm_to_the_main_thread(root):
     assert out == {"MainThread": False, "nuboard-writer": True, "nuboard-system": True}, out
 
 
+SMI_RECORDING_ITS_MASK = """#!PYTHON
+# A nvidia-smi (not a shell, which clears its mask) that records which signals it blocks.
+with open("/proc/self/status") as f, open("MASKS", "a") as out:
+    out.write(next(line for line in f if line.startswith("SigBlk:")).split()[1] + "\\n")
+print("0, 37, 1024, 81559, 45, 120.50")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_nvidia_smi_started_by_the_sampler_takes_signals(tmp_path, monkeypatch):
+    """The sampler thread blocks signals, but the nvidia-smi it starts does not inherit that:
+    it stays killable by Ctrl-C and SIGTERM."""
+    from nuboard.system import SystemSampler
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    smi = folder / "nvidia-smi"
+    smi.write_text(SMI_RECORDING_ITS_MASK.replace("PYTHON", sys.executable)
+                   .replace("MASKS", str(tmp_path / "masks")))
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    logged = []
+    sampler = SystemSampler(logged.append, groups=("gpu",), gpus=[{"device": "cuda:0", "index": 0}],
+                            devices=None, track_mps=False, track_cuda=True, interval=0.05,
+                            prefix="system")
+    sampler.start()
+    deadline = time.monotonic() + 20
+    while len(logged) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sampler.stop()
+    assert logged and logged[0]["system/gpu0/util"] == 37.0, logged
+    masks = (tmp_path / "masks").read_text().split()
+    taken = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
+    assert masks and all(int(m, 16) & taken == 0 for m in masks), masks
+
+
 SIGTERM_INSIDE = """
 import os, signal, sys, threading, time
 import nuboard as nb
