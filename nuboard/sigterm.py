@@ -2,11 +2,12 @@
 
 Python runs a signal handler on the main thread, between two bytecodes of whatever the main
 thread was doing. When that was NuBoard's own code holding a lock (the writer's drain lock in
-run.flush(), the console copy's lock, a new scalar's lock, finish itself), finishing the run
-from the handler waited for a lock its own thread held, and the process hung. So the main
-thread takes those locks inside `with defer_sigterm:`; a SIGTERM arriving there is recorded,
-and its handler runs when the outermost such block ends, with every lock let go. nb.init runs
-inside one too, so a SIGTERM during init finishes the run it makes as killed.
+run.flush(), run.json's flock in run.add_artifact), finishing the run from the handler waited
+for a lock its own process held, and the process hung; inside finish() it ended the process
+before the status was written. So the main thread takes those locks (the console copy's and a
+new scalar's too) inside `with defer_sigterm:`; a SIGTERM arriving there is recorded, and its
+handler runs when the outermost such block ends, with every lock let go. finish() up to the
+status and nb.init are such blocks, so a SIGTERM during init finishes the new run as killed.
 
 NuBoard's own threads block the signals a script may handle in Python (`block_signals`), so
 the kernel delivers them to the main thread, waking it from a sleep or a blocking read. A
