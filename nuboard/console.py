@@ -17,6 +17,8 @@ import warnings
 import weakref
 from pathlib import Path
 
+from .sigterm import defer_sigterm
+
 _live: weakref.WeakSet[ConsoleCapture] = weakref.WeakSet()   # what a forked child turns off
 
 
@@ -78,7 +80,7 @@ class ConsoleCapture:
             return
         if self._copying:
             self._drain()
-        with self._lock:
+        with defer_sigterm, self._lock:
             self._copying = False
             self._close()
         _live.discard(self)
@@ -90,7 +92,7 @@ class ConsoleCapture:
             return
         import traceback
         text = "".join(traceback.format_exception(exc_type, exc, tb))
-        with self._lock:
+        with defer_sigterm, self._lock:
             pending = "".join(self._pending)
             ends_line = pending.endswith("\n") if pending else self._ends_line
             self._pending.append(("" if ends_line else "\n") + text)
@@ -98,7 +100,7 @@ class ConsoleCapture:
 
     def _drain(self) -> None:
         """Append the pending text to the file; give up on an I/O error."""
-        with self._lock:
+        with defer_sigterm, self._lock:   # a SIGTERM's finish would stop this copy mid-write
             pending = self._pending
             count = len(pending)
             if not count or not self._copying:

@@ -17,6 +17,7 @@ from . import layout
 from .errors import NuBoardError, RunNotFoundError
 from .jsonfile import read_json, write_json_atomic
 from .names import MAX_NOTES, check_label
+from .sigterm import defer_sigterm
 
 RUN_LOCK = ".run.json.lock"
 
@@ -33,11 +34,12 @@ def run_json_lock(folder: "str | os.PathLike[str]"):
     except OSError:
         yield
         return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+    with defer_sigterm:          # finishing on SIGTERM takes this lock: never while held
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
 
 def edit_notes(run_dir: "str | os.PathLike[str]", notes: str, *, base: str | None) -> dict:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import atexit
+import functools
 import itertools
 import os
 import signal
@@ -13,11 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import layout
+from . import layout, sigterm
+from .edits import run_json_lock      # imported here: a SIGTERM handler must not import
 from .errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
 from .jsonfile import read_json, write_json_atomic
 from .names import check_scalar_name
 from .points import MAX_STEP, as_step, as_value, as_values, as_wall, step_error
+from .sigterm import defer_sigterm
 from .writer import SERIES_CAP, EventWriter, Group, Series
 
 if TYPE_CHECKING:
@@ -251,7 +254,7 @@ class Run:
         if s is not None and s.group is not None:
             self._release(s.group)
             return s
-        with self._open_lock:
+        with defer_sigterm, self._open_lock:
             s = self._all.get(name)
             if s is None:
                 last = -1
@@ -384,9 +387,12 @@ class Run:
         if status not in STATUSES:
             raise InvalidArgumentError(
                 f"status {status!r} is not one of {', '.join(repr(s) for s in STATUSES)}.")
+        self._end(status, self._compact)
+
+    def _end(self, status: str, compact: bool) -> None:
         if self._pid != os.getpid():
             return
-        with self._finish_lock:
+        with defer_sigterm, self._finish_lock:   # a SIGTERM now waits for the status
             if self._finished:
                 return
             self._finished = True
@@ -398,15 +404,15 @@ class Run:
             self._series = self._groups = _Closed(self)
             self._writer.close()               # it drains every buffer and group it was given
             _live.discard(self)
-            if self.rank == 0:
-                self._write_end(status)
-                if self._compact:
-                    self._write_parquet()
+            if self.rank != 0:
+                return
+            self._write_end(status)
+        if compact:
+            self._write_parquet()
 
     def _write_end(self, status: str) -> None:
-        from .edits import run_json_lock      # an edit from the viewer must not be lost
         try:
-            with run_json_lock(self._abs):
+            with run_json_lock(self._abs):       # an edit from the viewer must not be lost
                 try:
                     doc = read_json(self._abs / layout.RUN_JSON)
                 except (OSError, ValueError):
@@ -418,7 +424,7 @@ class Run:
                 write_json_atomic(self._abs / layout.RUN_JSON, doc)
         except OSError as exc:
             warnings.warn(f"nuboard: cannot write {self._abs / layout.RUN_JSON}: {exc}",
-                          RuntimeWarning, stacklevel=3)
+                          RuntimeWarning, stacklevel=4)
 
     def _write_parquet(self) -> None:
         import importlib.util
@@ -429,7 +435,7 @@ class Run:
             write_parquet(self._abs, rank=self.rank)
         except Exception as exc:  # compaction is an optimisation; the logs stay the record
             warnings.warn(f"nuboard: could not write {self._abs / layout.PARQUET}: {exc}",
-                          RuntimeWarning, stacklevel=3)
+                          RuntimeWarning, stacklevel=4)
 
     def __enter__(self) -> "Run":
         return self
@@ -505,23 +511,37 @@ def _iso_now() -> str:
 
 # -- process-wide hooks -------------------------------------------------------------------
 _live: "set[Run]" = set()      # unfinished runs of this process, kept alive until finished
-_hooks_installed = False
+_hooks_installed = False       # atexit and at-fork hooks (a forked child inherits them)
+_sigterm_installed = False     # the SIGTERM handler, set in each process by its main thread
 _previous_sigterm: Any = None
+_fork_masks: "dict[int, Any]" = {}   # forking thread -> its signal mask before the fork
+
+
+def defers_sigterm(init):
+    """Wrap nb.init: the hooks are installed first, and a SIGTERM during init waits for the
+    run to exist, then finishes it as killed."""
+    @functools.wraps(init)
+    def wrapper(*args, **kwargs):
+        _install_hooks()
+        with defer_sigterm:
+            return init(*args, **kwargs)
+    return wrapper
 
 
 def _install_hooks() -> None:
-    global _hooks_installed, _previous_sigterm
-    if _hooks_installed:
-        return
-    _hooks_installed = True
-    atexit.register(_finish_at_exit)
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-    if threading.current_thread() is threading.main_thread():
+    global _hooks_installed, _sigterm_installed, _previous_sigterm
+    if not _hooks_installed:
+        _hooks_installed = True
+        atexit.register(_finish_at_exit)
+        os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                            after_in_child=_after_fork_in_child)
+    if not _sigterm_installed and threading.current_thread() is threading.main_thread():
         try:
             current = signal.getsignal(signal.SIGTERM)
-            if current is signal.SIG_DFL or callable(current):
+            if current is signal.SIG_DFL or (callable(current) and current is not _on_sigterm):
                 _previous_sigterm = current
                 signal.signal(signal.SIGTERM, _on_sigterm)
+            _sigterm_installed = True
         except (ValueError, OSError):
             pass
 
@@ -538,10 +558,14 @@ def _finish_at_exit() -> None:
 
 
 def _on_sigterm(signum, frame) -> None:
+    """Finish every run as killed, then call the script's own handler, or end the process as
+    SIGTERM would. Inside NuBoard's locks (sigterm.defer_sigterm) this waits for them."""
+    if sigterm.deferred(_on_sigterm, signum, frame):
+        return
     for run in list(_live):
         if run._pid == os.getpid():
-            try:
-                run.finish("killed")
+            try:       # without data.parquet: the process is to end now, the logs are the record
+                run._end("killed", compact=False)
             except Exception:
                 pass
     previous = _previous_sigterm
@@ -552,9 +576,33 @@ def _on_sigterm(signum, frame) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
+def _before_fork() -> None:
+    _fork_masks[threading.get_ident()] = sigterm.block_sigterm_for_fork()
+
+
+def _after_fork_in_parent() -> None:
+    sigterm.restore_mask(_fork_masks.pop(threading.get_ident(), None))
+
+
 def _after_fork_in_child() -> None:
+    """The child gets the SIGTERM handling the script had before nb.init: CPython forgets a
+    signal that reaches a child before it is ready for Python handlers, so a Pool worker
+    terminated at once never ended (Pool.terminate() hung joining it); the signal held since
+    _before_fork now reaches the child's own disposition."""
+    global _sigterm_installed
     for run in list(_live):
         run._series = _ForkedChild(run.id)
         run._finished = True
         run._writer.abandon()
     _live.clear()
+    if _sigterm_installed:
+        _sigterm_installed = False
+        try:
+            if signal.getsignal(signal.SIGTERM) is _on_sigterm:
+                previous = _previous_sigterm
+                signal.signal(signal.SIGTERM, previous if callable(previous) else signal.SIG_DFL)
+        except (ValueError, OSError):
+            pass
+    mask = _fork_masks.pop(threading.get_ident(), None)
+    _fork_masks.clear()
+    sigterm.restore_mask(mask)

@@ -15,12 +15,13 @@ from .names import (MAX_NOTES, RESERVED_DEFAULTS, check_folder_name, check_label
 from .options import (check_flag, check_fork_from, check_interval, check_resume,
                       check_system_devices, check_system_metrics)
 from .ranks import detect_ranks
-from .run import Run, _iso_now
+from .run import Run, _iso_now, defers_sigterm
 from .writer import Heartbeat
 
 RUN_FORMAT = 1
 
 
+@defers_sigterm
 def init(
     project: str | None = None,
     *,

@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 from .errors import InvalidArgumentError
 from .gpus import cuda_index, sample_gpus
+from .sigterm import block_signals, signals_unblocked
 
 GIB = 1 << 30
 GROUPS = ("cpu", "memory", "gpu")
@@ -116,6 +117,7 @@ class SystemSampler:
         return out
 
     def _loop(self) -> None:
+        block_signals()                  # a SIGTERM must reach the main thread, to wake it
         delay = min(FIRST_SAMPLE_DELAY, self.interval)
         while not self._stop.wait(delay):
             began = time.monotonic()
@@ -293,7 +295,8 @@ class NvidiaSmi:
         self.timeout = timeout
 
     def read(self) -> dict[str, float]:
-        values = sample_gpus(self.gpus, self.timeout)
+        with signals_unblocked():        # nvidia-smi inherits this thread's signal mask
+            values = sample_gpus(self.gpus, self.timeout)
         if values is None:
             raise SourceFailed(f"nvidia-smi failed or did not answer within {self.timeout:g} s")
         return values

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from . import events
 from .jsonfile import write_json_atomic
+from .sigterm import block_signals, defer_sigterm, pending as sigterm_pending
 
 SERIES_CAP = 1 << 18        # points buffered per scalar before add_scalar waits for the writer
 RECORD_POINTS = 1 << 16     # points per POINTS record at most
@@ -98,16 +99,16 @@ class EventWriter:
         if not self._thread.is_alive():
             self.drain()
             return
-        with self._drained:
+        with defer_sigterm, self._drained:
             seen = self._drain_count
             self._wake.set()
             while len(steps) >= SERIES_CAP and self._drain_count == seen \
-                    and self._thread.is_alive():
+                    and self._thread.is_alive() and not sigterm_pending():
                 self._drained.wait(0.5)
 
     def form_group(self, keys: tuple, series: "list[Series]") -> Group:
         """Make the Group of a dict shape; from now on it holds these scalars' new points."""
-        with self._lock:
+        with defer_sigterm, self._lock:
             group = Group(keys, series)
             for s in series:
                 s.group = group
@@ -117,7 +118,7 @@ class EventWriter:
     def release_group(self, group: Group) -> None:
         """Move a group's points to its scalars' own buffers, after what those hold, and
         forget the group: its scalars are logged one by one from now on."""
-        with self._lock:
+        with defer_sigterm, self._lock:
             k = len(group.series)
             rows = len(group.values) // k
             steps, walls = group.steps[:rows], group.walls[:rows]
@@ -137,6 +138,7 @@ class EventWriter:
     # -- the writer thread ----------------------------------------------------------------
     def _loop(self) -> None:
         """Drain every flush_interval (or when woken), beat every heartbeat interval."""
+        block_signals()                  # a SIGTERM must reach the main thread, to wake it
         now = time.monotonic()
         next_flush = now + self.flush_interval
         next_beat = now + (self.heartbeat.interval if self.heartbeat else float("inf"))
@@ -159,7 +161,7 @@ class EventWriter:
         The scalars' own buffers go first, then the groups: a scalar's points in its own
         buffer are older than those in its group (see the module's docstring).
         """
-        with self._lock:
+        with defer_sigterm, self._lock:   # on the main thread, a SIGTERM waits for the lock
             parts: list[bytes] = []
             taken = 0
             for s in list(self.series.values()):
@@ -192,7 +194,7 @@ class EventWriter:
                     self.written_points += taken
                 else:
                     self.dropped_points += taken
-        with self._drained:
+        with defer_sigterm, self._drained:
             self._drain_count += 1
             self._drained.notify_all()
 

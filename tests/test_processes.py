@@ -16,6 +16,7 @@ import enum
 import json
 import math
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -205,6 +206,183 @@ def test_fork_pool_workers_never_write_the_parents_run(root, pool_end):
     part = POOL_FORK.replace("POOL_END", pool_end)
     out, stderr = run_script(fork_script(part), root)
     check_only_the_parent_wrote(root, out, stderr)
+
+
+FORK_KILLED_AT_ONCE = """
+import os, signal, time
+import nuboard as nb
+
+run = nb.init("p", run_id="r", flush_interval=3600, compact=False, QUIET_ARGS)
+codes = []
+for _ in range(30):
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(20)          # a SIGTERM that was lost leaves the child here
+        os._exit(7)
+    os.kill(pid, signal.SIGTERM)
+    codes.append(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+run.finish()
+print(json.dumps({"codes": codes}))
+"""
+
+
+def test_a_forked_child_terminated_at_once_ends_as_sigterm_would(root):
+    """A child SIGTERMed before it ran any Python (Pool.terminate() of an idle worker) ends at
+    once: the child gets the script's own SIGTERM handling, with the signal held until then.
+
+    Before, the child inherited NuBoard's Python handler, and CPython drops a signal that comes
+    before a child is ready for Python handlers: the worker lived on and terminate() hung."""
+    code = "import json\n" + FORK_KILLED_AT_ONCE.replace("QUIET_ARGS", QUIET_ARGS)
+    start = time.monotonic()
+    out, _ = run_script(code, root, timeout=120)
+    assert out["codes"] == [-signal.SIGTERM] * 30
+    assert time.monotonic() - start < 15, "a child outlived its SIGTERM"
+    assert read_doc(root / "p" / "runs" / "r")["status"] == "finished"   # the parent's run
+
+
+THREAD_MASKS = """
+import json, signal, threading
+import nuboard as nb
+
+run = nb.init("p", run_id="r", system_interval=0.05, capture_env=False)
+run.add_scalar("a", 1.0)
+blocked = {}
+for thread in threading.enumerate():
+    with open(f"/proc/self/task/{thread.native_id}/status") as f:
+        mask = int(next(line for line in f if line.startswith("SigBlk:")).split()[1], 16)
+    blocked[thread.name] = bool(mask & (1 << (signal.SIGTERM - 1)))
+run.finish()
+print(json.dumps(blocked))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc/self/task")
+def test_nuboards_threads_leave_sigterm_to_the_main_thread(root):
+    """The writer and the sampler block SIGTERM, so the kernel hands it to the main thread,
+    which it wakes from a sleep: delivered to a thread that cannot run Python handlers, it
+    waited for the main thread's time.sleep(60) to end (test_sigterm_marks_killed_and_exits
+    timed out under load)."""
+    out, _ = run_script(THREAD_MASKS, root)
+    assert out == {"MainThread": False, "nuboard-writer": True, "nuboard-system": True}, out
+
+
+SMI_RECORDING_ITS_MASK = """#!PYTHON
+# A nvidia-smi (not a shell, which clears its mask) that records which signals it blocks.
+with open("/proc/self/status") as f, open("MASKS", "a") as out:
+    out.write(next(line for line in f if line.startswith("SigBlk:")).split()[1] + "\\n")
+print("0, 37, 1024, 81559, 45, 120.50")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_nvidia_smi_started_by_the_sampler_takes_signals(tmp_path, monkeypatch):
+    """The sampler thread blocks signals, but the nvidia-smi it starts does not inherit that:
+    it stays killable by Ctrl-C and SIGTERM."""
+    from nuboard.system import SystemSampler
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    smi = folder / "nvidia-smi"
+    smi.write_text(SMI_RECORDING_ITS_MASK.replace("PYTHON", sys.executable)
+                   .replace("MASKS", str(tmp_path / "masks")))
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    logged = []
+    sampler = SystemSampler(logged.append, groups=("gpu",), gpus=[{"device": "cuda:0", "index": 0}],
+                            devices=None, track_mps=False, track_cuda=True, interval=0.05,
+                            prefix="system")
+    sampler.start()
+    deadline = time.monotonic() + 20
+    while len(logged) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sampler.stop()
+    assert logged and logged[0]["system/gpu0/util"] == 37.0, logged
+    masks = (tmp_path / "masks").read_text().split()
+    taken = (1 << (signal.SIGTERM - 1)) | (1 << (signal.SIGINT - 1))
+    assert masks and all(int(m, 16) & taken == 0 for m in masks), masks
+
+
+SIGTERM_INSIDE = """
+import os, signal, sys, threading, time
+import nuboard as nb
+
+run = nb.init("p", run_id="r", flush_interval=3600, system_interval=0.05, capture_env=False)
+for i in range(1000):
+    run.add_scalar("a", float(i), step=i)
+WHERE = sys.argv[1]
+
+
+def holding(frame):
+    # The main thread is inside NuBoard's code holding the lock that finishing needs.
+    me, name = frame.f_locals.get("self"), frame.f_code.co_name
+    if WHERE == "flush":
+        return name == "drain" and me._lock.locked()
+    if WHERE == "print":
+        return name == "_drain" and me._lock._is_owned()
+    if WHERE == "new-scalar":
+        return name == "_open_series" and me._open_lock.locked()
+    if WHERE == "add-artifact":                 # run.json's lock, taken to list the output
+        return name == "record" and "doc" in frame.f_locals
+    return name in ("finish", "_end") and me._finished and me._finish_lock._is_owned()
+
+
+def trace(frame, event, arg):
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if event == "line" and holding(frame):
+        sys.settrace(None)
+        os.write(1, b"sent\\n")
+        os.kill(os.getpid(), signal.SIGTERM)   # handled at the next bytecode, lock held
+        return None
+    return trace
+
+
+sys.settrace(trace)
+if WHERE == "flush":
+    run.flush()
+elif WHERE == "print":
+    print("hello")
+elif WHERE == "new-scalar":
+    run.add_scalar("b", 1.0, step=0)
+elif WHERE == "add-artifact":
+    with open("model.bin", "wb") as f:
+        f.write(b"weights")
+    run.add_artifact("model", "model.bin")
+else:
+    run.finish()
+sys.settrace(None)
+os.write(1, b"survived\\n")
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("where", ["flush", "print", "new-scalar", "add-artifact", "finish"])
+def test_sigterm_while_nuboard_holds_a_lock_ends_the_process_with_the_status(root, where):
+    """A SIGTERM handled while the main thread is inside NuBoard's own locks waits for them:
+    the process ends as SIGTERM would, with every point and the status written.
+
+    Before, inside run.flush() the handler's finish waited for the drain lock its own thread
+    held, and inside run.add_artifact it waited for the run.json lock it held (the process hung
+    either way); inside finish() it found the run finishing and ended the process before the
+    status was written ('running')."""
+    root.mkdir(parents=True)
+    proc = subprocess.Popen([sys.executable, "-c", SIGTERM_INSIDE, where],
+                            env=child_env(NUBOARD_DIR=str(root)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=root)
+    try:
+        out, err = proc.communicate(timeout=25)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"SIGTERM inside {where} did not end the process:\n{out}\n{err}")
+    printed = ["hello", "sent"] if where == "print" else ["sent"]
+    assert (proc.returncode, out.split()) == (-signal.SIGTERM, printed), err
+    path = root / "p" / "runs" / "r"
+    assert read_doc(path)["status"] == ("finished" if where == "finish" else "killed")
+    assert [(s, v) for s, _, v in log_points(path, "a")] == [(s, float(s)) for s in range(1000)]
+    if where == "print":
+        assert (path / "files" / "output.log").read_text() == "hello\n"
+    if where == "add-artifact":
+        assert [o["name"] for o in read_doc(path)["outputs"]] == ["model"]
 
 
 # -- row 8: many writers ------------------------------------------------------------------
