@@ -139,17 +139,22 @@ def slow_start(run, seconds: float = 2.0) -> None:
         time.sleep(seconds)
 
 
-def test_resume_keeps_every_earlier_system_and_timing_point(root):
-    """A session that samples and times for 2 s before its first add_scalar logs those points
-    at the step the run reached, and every earlier system/ and timing/ point stays readable,
-    from the logs and from data.parquet, even where the new session goes back to a checkpoint."""
-    kw = dict(system_interval=0.2, capture_console=False, capture_env=False)
-    run = nb.init("p", run_id="job", **kw)
+def train_ten_timed_steps(run):
+    """Steps 0-9 of 'loss', each timed as timing/step (80 ms, so the sampler logs meanwhile)."""
     for step in range(10):
         with run.timer("step"):
             time.sleep(0.08)
         run.add_scalar("loss", float(step), step=step)
     run.finish()
+    return run
+
+
+def test_resume_keeps_every_earlier_system_and_timing_point(root):
+    """A session that samples and times for 2 s before its first add_scalar logs those points
+    at the step the run reached, and every earlier system/ and timing/ point stays readable,
+    from the logs and from data.parquet, even where the new session goes back to a checkpoint."""
+    kw = dict(system_interval=0.2, capture_console=False, capture_env=False)
+    run = train_ten_timed_steps(nb.init("p", run_id="job", **kw))
     before = own_points(run.path)
     assert len(before["system/memory/process_gb"]) >= 3 and len(before["timing/step"]) == 10
 
@@ -179,12 +184,7 @@ def test_fork_keeps_every_copied_system_and_timing_point(root):
     """A fork's own points before its first add_scalar go at the fork step, and every
     system/ and timing/ point copied from the parent (those at the fork step too) stays."""
     kw = dict(system_interval=0.2, capture_console=False, capture_env=False)
-    parent = nb.init("p", run_id="parent", **kw)
-    for step in range(10):
-        with parent.timer("step"):
-            time.sleep(0.08)
-        parent.add_scalar("loss", float(step), step=step)
-    parent.finish()
+    parent = train_ten_timed_steps(nb.init("p", run_id="parent", **kw))
     copied = {name: [p for p in points if p[0] <= 7]
               for name, points in own_points(parent.path).items()}
     assert copied["timing/step"][-1][0] == 7 and copied["system/cpu/percent"]

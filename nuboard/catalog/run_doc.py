@@ -40,6 +40,18 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_str(value) -> bool:
+    return isinstance(value, str)
+
+
+def _is_dict(value) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_list(value) -> bool:
+    return isinstance(value, list)
+
+
 def _wrong(field: str, value, rule: str) -> str:
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
@@ -50,22 +62,12 @@ def check_run_doc(doc: dict) -> str | None:
     """Why a parsed run.json cannot be indexed or shown (None when its fields are usable)."""
     if nesting_depth(doc) > MAX_DEPTH:
         return f"run.json is nested more than {MAX_DEPTH} levels deep"
-    for field in TEXT_FIELDS:
-        value = doc.get(field)
-        if value is not None and not isinstance(value, str):
-            return _wrong(field, value, "a string")
-    for field in OBJECT_FIELDS:
-        value = doc.get(field)
-        if value is not None and not isinstance(value, dict):
-            return _wrong(field, value, "an object")
-    for field in LIST_FIELDS:
-        value = doc.get(field)
-        if value is not None and not isinstance(value, list):
-            return _wrong(field, value, "a list")
-    for field in INT_FIELDS:
-        value = doc.get(field)
-        if value is not None and not _is_int(value):
-            return _wrong(field, value, "a whole number")
+    for fields, usable, rule in ((TEXT_FIELDS, _is_str, "a string"), (OBJECT_FIELDS, _is_dict, "an object"),
+                                 (LIST_FIELDS, _is_list, "a list"), (INT_FIELDS, _is_int, "a whole number")):
+        for field in fields:
+            value = doc.get(field)
+            if value is not None and not usable(value):
+                return _wrong(field, value, rule)
     tags = doc.get("tags")
     if tags is not None and not isinstance(tags, (str, list)):
         return _wrong("tags", tags, "a list of strings")
