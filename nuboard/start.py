@@ -16,6 +16,7 @@ from .options import (check_flag, check_fork_from, check_interval, check_resume,
                       check_system_devices, check_system_metrics)
 from .ranks import detect_ranks
 from .run import Run, _iso_now, defers_sigterm
+from .status import hostname
 from .writer import Heartbeat
 
 RUN_FORMAT = 1
@@ -156,7 +157,7 @@ def init(
             f"Run 'nuboard ls {project}' to list runs.")
 
     now_iso = _iso_now()
-    host = _hostname()
+    host = hostname()
     existing = None
     if run_id is not None:
         folder = runs / run_id
@@ -381,10 +382,3 @@ def _platform() -> str:
     except AttributeError:
         return sys.platform
 
-
-def _hostname() -> str:
-    try:
-        return os.uname().nodename
-    except AttributeError:
-        import socket
-        return socket.gethostname()

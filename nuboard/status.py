@@ -116,7 +116,7 @@ def live_process(run_dir: "str | os.PathLike[str]", host: str | None = None) -> 
     pid = beat.get("pid") if beat else None
     if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         return None
-    if beat.get("host") != (host if host is not None else _hostname()):
+    if beat.get("host") != (host if host is not None else hostname()):
         return None
     try:
         os.kill(pid, 0)
@@ -129,7 +129,8 @@ def live_process(run_dir: "str | os.PathLike[str]", host: str | None = None) -> 
     return pid
 
 
-def _hostname() -> str:
+def hostname() -> str:
+    """This machine's name, as run.json and the heartbeat record it."""
     try:
         return os.uname().nodename
     except AttributeError:

@@ -116,32 +116,18 @@ def rich_table(headers: Sequence[str], rows: Iterable[Sequence[str]],
     return table
 
 
-def skip_line(command: str, folder: str, why: str) -> str:
-    """One line for a run the sync skipped: "nuboard ls: skipped run folder '<path>': <why>".
+def skip_lines(command: str, runs_dir: Any, report: Any) -> list[str]:
+    """One line for each run folder and artifact version a sync report skipped:
 
-    A folder name that is not UTF-8 (a lone surrogate from the file system) is written with
-    backslash escapes, so printing it never fails.
+        nuboard ls: skipped run folder '<path>': <why>
+        nuboard ls: skipped artifacts/corpus/v2: its manifest is damaged
+
+    The report names a run by its folder name (or a path); a name that is not UTF-8 (a lone
+    surrogate from the file system) is written with backslash escapes, so printing never fails.
     """
-    text = f"nuboard {command}: skipped run folder {folder!r}: {why}"
-    return " ".join(text.encode("utf-8", "backslashreplace").decode("utf-8").split())
-
-
-def skipped_folders(runs_dir: Any, report: Any) -> list[tuple[str, str]]:
-    """(folder path, reason) of each run a sync report skipped; it names each by folder name or path."""
     import os
-    out = []
-    for where, why in report.skipped:
-        where = os.fspath(where)
-        out.append((where if os.sep in where else os.path.join(os.fspath(runs_dir), where), str(why)))
-    return out
-
-
-def skipped_versions(report: Any) -> list[tuple[str, str]]:
-    """('artifacts/<name>/v<N>', reason) of each artifact version a sync report skipped."""
-    return [(str(where), str(why)) for where, why in report.skipped_versions]
-
-
-def version_skip_line(command: str, where: str, why: str) -> str:
-    """"nuboard reindex: skipped artifacts/corpus/v2: its manifest is damaged", escaped like skip_line."""
-    text = f"nuboard {command}: skipped {where}: {why}"
-    return " ".join(text.encode("utf-8", "backslashreplace").decode("utf-8").split())
+    skipped = [(f"run folder {os.path.join(os.fspath(runs_dir), os.fspath(where))!r}", why)
+               for where, why in report.skipped]
+    skipped += [(str(where), why) for where, why in report.skipped_versions]
+    return [" ".join(f"nuboard {command}: skipped {what}: {why}".encode("utf-8", "backslashreplace")
+                     .decode("utf-8").split()) for what, why in skipped]

@@ -120,10 +120,8 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
         with open_catalog(root, name) as catalog:
             report = sync(catalog)
             records.extend(list_runs(catalog, where, limit, now))
-        for folder, why in formats.skipped_folders(layout.runs_dir(root, name), report):
-            click.echo(formats.skip_line("ls", folder, why), err=True)
-        for where, why in formats.skipped_versions(report):
-            click.echo(formats.version_skip_line("ls", where, why), err=True)
+        for line in formats.skip_lines("ls", layout.runs_dir(root, name), report):
+            click.echo(line, err=True)
     records.sort(key=lambda r: (r["start"] or "", r["id"]), reverse=True)
     if limit is not None:
         records = records[:limit]
@@ -382,10 +380,8 @@ def reindex(project: str | None, root: Path) -> None:
                 report = _sync_with_bar(console, catalog, name, sync)
             else:
                 report = sync(catalog, full=True)
-        for folder, why in formats.skipped_folders(layout.runs_dir(root, name), report):
-            click.echo(formats.skip_line("reindex", folder, why), err=True)
-        for where, why in formats.skipped_versions(report):
-            click.echo(formats.version_skip_line("reindex", where, why), err=True)
+        for line in formats.skip_lines("reindex", layout.runs_dir(root, name), report):
+            click.echo(line, err=True)
         click.echo(summary_line(name, report))
 
 
