@@ -285,9 +285,6 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
         summaries = summarize(folder)
     except Exception as exc:      # a log we cannot read is reported, not fatal
         return None, f"its logs cannot be read ({exc})"
-    for row in summaries:
-        if _int(row["rank"]) is None:
-            return None, f"a log file names rank {row['rank']}, beyond a 64-bit integer"
     config_doc = doc.get("config")
     config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
     return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig), _tags(doc),
