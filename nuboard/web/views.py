@@ -46,18 +46,18 @@ def read_views_noted(root: Path, project: str) -> tuple[list[dict], str | None]:
         doc = read_json(path)
     except FileNotFoundError:
         return [], None
-    except (OSError, ValueError, RecursionError) as exc:
+    except (OSError, ValueError) as exc:        # read_json: a too-deep document is a ValueError
         return [], f"{VIEWS_FILE} cannot be read ({getattr(exc, 'strerror', None) or exc}); " \
                    "its saved views are ignored."
     views = doc.get("views") if isinstance(doc, dict) else None
     if not isinstance(views, list):
         return [], f"{VIEWS_FILE} is not of the shape {{\"views\": [...]}}; it is ignored."
-    kept = [v for v in views if view_problem(v) is None]
-    if len(kept) == len(views):
+    problems = [view_problem(v) for v in views]
+    kept = [v for v, problem in zip(views, problems) if problem is None]
+    bad = [problem for problem in problems if problem is not None]
+    if not bad:
         return kept, None
-    bad = next(view_problem(v) for v in views if view_problem(v) is not None)
-    return kept, (f"{len(views) - len(kept)} saved view(s) in {VIEWS_FILE} are ignored "
-                  f"(the first: {bad}).")
+    return kept, (f"{len(bad)} saved view(s) in {VIEWS_FILE} are ignored (the first: {bad[0]}).")
 
 
 _VIEW_TYPES = {"name": str, "query": str, "sort": str, "desc": bool, "x": str,
