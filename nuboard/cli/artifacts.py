@@ -136,7 +136,7 @@ def index_versions(root: Path, project: str) -> None:
 @click.argument("target", required=False, metavar="[PROJECT/NAME]")
 @click.argument("path", required=False)
 @click.option("--ref", "ref", is_flag=True,
-              help="Reference the files where they are (records sizes and times).")
+              help="Reference the files where they are (checked by size).")
 @click.option("--copy", "copy", is_flag=True, help="Copy the files into the version.")
 @click.option("--type", "kind", metavar="TYPE", help="dataset, model, checkpoint, report or other.")
 @click.option("--description", metavar="TEXT", help="What this version is.")
