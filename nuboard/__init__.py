@@ -8,12 +8,20 @@
 """
 from __future__ import annotations
 
-from .errors import (InvalidArgumentError, InvalidNameError, InvalidTypeError, NuBoardError,
-                     RunExistsError, RunFinishedError, RunNotFoundError)
-from .run import Run
-from .scalars import RunReader, Scalar, read_scalars
-from .start import init
-from .status import HeartbeatWatch, run_status
+from nuboard.eventlog.reader import RunReader, Scalar, read_scalars
+from nuboard.files.status import HeartbeatWatch, run_status
+from nuboard.recording.run import Run
+from nuboard.recording.start import init
+
+from .errors import (
+    InvalidArgumentError,
+    InvalidNameError,
+    InvalidTypeError,
+    NuBoardError,
+    RunExistsError,
+    RunFinishedError,
+    RunNotFoundError,
+)
 
 __version__ = "0.1.0"
 
@@ -38,7 +46,8 @@ def get_artifact(spec, *, project=None, dir=None):
     return _get(spec, project=project, dir=dir)
 
 __all__ = [
-    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "RunReader", "Scalar", "run_status", "HeartbeatWatch",
+    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "RunReader", "Scalar", "run_status",
+    "HeartbeatWatch",
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError",
     "RunNotFoundError", "RunExistsError", "RunFinishedError", "__version__",
 ]

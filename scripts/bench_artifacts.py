@@ -188,7 +188,7 @@ def bench_checksum(paths: list[Path], root: Path, repeats: int) -> None:
         best_sum = min(best_sum, time.perf_counter() - t)
         sums = {Path(f.lstrip("*")).name: h for h, f in (row.split(None, 1) for row in out.splitlines())}
     best_nb, art = math.inf, None
-    for k in range(repeats):
+    for _ in range(repeats):
         t = time.perf_counter()
         art = nb.add_artifact(PROJECT, "shards", paths[0].parent, reference=True, checksum=True,
                               dir=root)

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import nuboard as nb  # noqa: E402
-from nuboard import layout  # noqa: E402
+from nuboard.files import layout  # noqa: E402
 from nuboard.web.chartdata import SeriesCache, series_payload  # noqa: E402
 from nuboard.web.console_text import read_console, render_console  # noqa: E402
 

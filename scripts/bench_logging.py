@@ -66,8 +66,8 @@ def bench_logging(root: Path, scalars: int, steps: int, repeats: int = 3) -> Pat
 
 def bench_reading(path: Path, points: int) -> None:
     import nuboard as nb
-    from nuboard.compact import write_parquet
-    from nuboard.scalars import RunReader
+    from nuboard.eventlog.parquet import write_parquet
+    from nuboard.eventlog.reader import RunReader
     best = min(_timed(lambda: _read_logs(RunReader, path)) for _ in range(3))
     line("read-back from the event logs", f"{points / best / 1e6:.1f} M pts/s", "(no target)", True)
     write_parquet(path)

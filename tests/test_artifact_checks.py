@@ -10,11 +10,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import make_tree
+from test_cli_runs import nb as cli
+from test_cli_runs import one_line_error
 
 import nuboard as nb
-from conftest import make_tree
 from nuboard.artifacts import ArtifactNotFoundError, add_artifact, promote_run_path, use_artifact
-from test_cli_runs import nb as cli, one_line_error
 from tests.viewer_http import Viewer
 
 QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)

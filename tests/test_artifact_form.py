@@ -6,16 +6,30 @@ import os
 from pathlib import Path
 
 import pytest
-
 from conftest import make_tree
+
 from nuboard.artifacts import SourceInfo, add_artifact
-from nuboard.artifacts.form import (AddForm, FieldError, Target, apply_meta_command, check_all,
-                                       check_path, check_target, format_count, format_size,
-                                       meta_lines, meta_summary, meta_text, metadata_dict,
-                                       parse_meta, parse_meta_flags, parse_store, parse_type,
-                                       parse_yes_no, review_lines)
-
-
+from nuboard.artifacts.form import (
+    AddForm,
+    FieldError,
+    Target,
+    apply_meta_command,
+    check_all,
+    check_path,
+    check_target,
+    format_count,
+    format_size,
+    meta_lines,
+    meta_summary,
+    meta_text,
+    metadata_dict,
+    parse_meta,
+    parse_meta_flags,
+    parse_store,
+    parse_type,
+    parse_yes_no,
+    review_lines,
+)
 
 
 def listing(folder: Path) -> list[str]:

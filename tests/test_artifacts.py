@@ -13,13 +13,20 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import child_env, make_tree, run_child
 
-from conftest import child_env, run_child, make_tree
-from nuboard.artifacts import (ArtifactNotFoundError, VersionStateError, add_artifact, get_artifact,
-                               list_artifacts, list_versions, promote_run_path, restore_version,
-                               unlink_version, use_artifact)
-
-
+from nuboard.artifacts import (
+    ArtifactNotFoundError,
+    VersionStateError,
+    add_artifact,
+    get_artifact,
+    list_artifacts,
+    list_versions,
+    promote_run_path,
+    restore_version,
+    unlink_version,
+    use_artifact,
+)
 
 
 def manifest_of(art) -> dict:
@@ -476,7 +483,8 @@ def test_row6_kill_during_a_copy_leaves_no_version_claiming_missing_files(root, 
 # --- the spec's examples, as written (paths made to exist under tmp) ---------------------------
 
 def test_spec_examples(root, tmp_path, monkeypatch):
-    from nuboard.artifacts import add_artifact as nb_add_artifact, get_artifact as nb_get_artifact
+    from nuboard.artifacts import add_artifact as nb_add_artifact
+    from nuboard.artifacts import get_artifact as nb_get_artifact
     imagenet = make_tree(tmp_path / "data" / "imagenet-100", {"train/x.jpg": b"x"})
     nb_add_artifact("datasets", "imagenet-100", str(imagenet), type="dataset",
                     metadata={"classes": 100}, reference=True)

@@ -11,10 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, child_env
+
 from nuboard.artifacts import add_artifact, get_artifact
-from nuboard.artifacts.manifest import PARALLEL_MIN, PROGRESS_EVERY, hash_files, manifest_bytes, walk_files
+from nuboard.artifacts.listing import walk_files
+from nuboard.artifacts.manifest import PARALLEL_MIN, PROGRESS_EVERY, hash_files, manifest_bytes
 
 FIGURES = ["setup: writing 2,000 small files", "setup: writing 4 MB of large files",
            "add_artifact reference to 2,000 files", "manifest.json", "bytes per file in the manifest",

@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_child, start_child
 
 import nuboard as nb
-
-from conftest import run_child, start_child
 
 FAKE_SMI = r"""#!/usr/bin/env python3
 import sys, time

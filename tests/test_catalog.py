@@ -14,16 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_child, start_child
 from sqlalchemy import Column, Integer, MetaData, select, text
 
 import nuboard as nb
-from nuboard.catalog.engine import (BUSY_TIMEOUT_MS, alembic_config, make_engine, migrate)
+from nuboard.catalog.engine import BUSY_TIMEOUT_MS, alembic_config, make_engine, migrate
 from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.catalog.tables import config, metadata, projects, runs, scalars, tags
-from nuboard.jsonfile import write_json_atomic
-
-from conftest import run_child, start_child
+from nuboard.files.jsonfile import write_json_atomic
 
 QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 NATURAL_KEYS = {"projects": "name", "runs": "run_id", "artifacts": "name"}

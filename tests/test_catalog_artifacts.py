@@ -6,12 +6,11 @@ import sqlite3
 from pathlib import Path
 
 from conftest import make_tree
+
 import nuboard as nb
 from nuboard.artifacts import restore_version, unlink_version
 from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
-
-
 
 
 def synced(root: Path, project: str, full: bool = False):

@@ -20,17 +20,24 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import child_env, start_child
 from sqlalchemy import select, text
+from test_catalog import catalog_rows, count, write_run
 
-from nuboard.catalog.engine import (CatalogError, alembic_config, catalog_path, filesystem_type,
-                                    head_revision, make_engine, parse_mounts, wal_unsafe,
-                                    why_not_here)
+from nuboard.catalog.engine import (
+    CatalogError,
+    alembic_config,
+    catalog_path,
+    filesystem_type,
+    head_revision,
+    make_engine,
+    parse_mounts,
+    wal_unsafe,
+    why_not_here,
+)
 from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.catalog.tables import metadata, runs
-
-from conftest import child_env, start_child
-from test_catalog import catalog_rows, count, write_run
 
 CHILD_HEAD = """
 import json, logging, os, sys, time
@@ -266,8 +273,8 @@ print(json.dumps({"counts": sorted(set(counts))}))
 """
 
 EDITOR = """
-from nuboard.edits import EditConflictError, edit_notes
-import nuboard.jsonfile as jf
+from nuboard.files.edits import EditConflictError, edit_notes
+import nuboard.files.jsonfile as jf
 target = root / "proj" / "runs" / os.environ["NB_TARGET"]
 who = os.environ["NB_WHO"]
 ok = conflicts = 0
@@ -292,7 +299,7 @@ def test_row10_two_viewers_on_one_catalog(root, tmp_path, monkeypatch):
     conflict, the notes end the same in run.json and the catalog, and the WAL comes back down.
 
     (The viewer is not built yet: its editors are these processes using the same edit path,
-    nuboard.edits.edit_notes, that its forms will call.)
+    nuboard.files.edits.edit_notes, that its forms will call.)
     """
     made = [write_run(root).name for _ in range(30)]
     target = made[0]

@@ -11,10 +11,10 @@ from array import array
 import pytest
 
 import nuboard as nb
-from nuboard import layout
+from nuboard.files import layout
 from nuboard.web import downsampling
-from nuboard.web.chartdata import (SeriesCache, downsample, list_ranks, prepare_axis,
-                                      reduce_axis, series_payload)
+from nuboard.web.chartdata import SeriesCache, list_ranks, series_payload
+from nuboard.web.downsampling import downsample, prepare_axis, reduce_axis
 
 QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 

@@ -20,8 +20,6 @@ from conftest import child_env, make_tree
 from test_cli_runs import make_runs, nb, one_line_error
 
 
-
-
 def listing_of(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) if folder.exists() else []
 

@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import child_env, run_child, start_child
+
 from nuboard.cli import formats
 
 INIT = "system_metrics=False, capture_console=False, capture_env=False"

@@ -13,7 +13,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import child_env
 
 STARTERS = 4

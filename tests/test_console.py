@@ -1,4 +1,4 @@
-"""The console copy (nuboard.console) in real child processes, beside their real output."""
+"""The console copy (nuboard.recording.capture.console) in real child processes, beside their real output."""
 from __future__ import annotations
 
 import datetime
@@ -14,14 +14,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from conftest import child_env, run_child, small_tmpfs
-from nuboard.console import ConsoleCapture
+
+from nuboard.recording.capture.console import ConsoleCapture
 
 PRELUDE = """\
 import os, sys
 from pathlib import Path
-from nuboard.console import ConsoleCapture
+from nuboard.recording.capture.console import ConsoleCapture
 LOG = Path(os.environ["LOG"])
 """
 
@@ -499,7 +499,7 @@ def test_logging_configured_before_start_is_copied(tmp_path):
     out = run_child(f"""
         import logging, sys
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
-        from nuboard.console import ConsoleCapture
+        from nuboard.recording.capture.console import ConsoleCapture
         capture = ConsoleCapture({str(log)!r}, 0)
         capture.start()
         logging.getLogger("train").info("epoch 1 done")

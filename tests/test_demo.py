@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 import nuboard as nb
-from conftest import child_env
 from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.cli.projects import find_projects

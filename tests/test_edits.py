@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import nuboard as nb
-from nuboard.edits import EditConflictError, edit_notes
+from nuboard.files.edits import EditConflictError, edit_notes
 
 
 def notes_on_disk(run) -> str | None:

@@ -12,9 +12,9 @@ from array import array
 from pathlib import Path
 
 import nuboard as nb
-from nuboard import events
-from nuboard.events import LogReader
-from nuboard.scalars import RunReader
+from nuboard.eventlog import logfile
+from nuboard.eventlog.logfile import LogReader
+from nuboard.eventlog.reader import RunReader
 
 FAKE_STEPS = list(range(10**6, 10**6 + 5))
 
@@ -22,9 +22,9 @@ FAKE_STEPS = list(range(10**6, 10**6 + 5))
 def embedded_frames() -> bytes:
     """Frames as a format-1 writer (or anyone without the salt) builds them: a KEY record of a
     new name, points for it, and points for key 0 (the real scalar's id) at steps never logged."""
-    raw = (events.key_record(7, "injected")
-           + events.points_record(7, array("q", FAKE_STEPS), array("d", [1.0] * 5), array("d", [666.0] * 5))
-           + events.points_record(0, array("q", FAKE_STEPS), array("d", [1.0] * 5), array("d", [666.0] * 5)))
+    raw = (logfile.key_record(7, "injected")
+           + logfile.points_record(7, array("q", FAKE_STEPS), array("d", [1.0] * 5), array("d", [666.0] * 5))
+           + logfile.points_record(0, array("q", FAKE_STEPS), array("d", [1.0] * 5), array("d", [666.0] * 5)))
     return raw + b"\0" * (-len(raw) % 8)
 
 
@@ -51,7 +51,7 @@ def log_run(root: Path) -> tuple[Path, dict, list]:
 
 def frame_spans(data: bytes) -> list[tuple[int, int]]:
     """(start, end) of each frame of a format-2 log, walked by the length fields."""
-    spans, pos = [], len(events.file_header(1))
+    spans, pos = [], len(logfile.file_header(1))
     while pos < len(data):
         length = struct.unpack_from("<I", data, pos + 4)[0]
         spans.append((pos, pos + 16 + length))
@@ -111,7 +111,7 @@ def test_a_flipped_bit_in_the_file_header_loses_nothing(root, tmp_path):
     folder, logged, _ = log_run(root)
     data = (folder / "events.r0.s0.log").read_bytes()
     copy = tmp_path / "events.r0.s0.log"
-    for at in range(len(events.file_header(1))):
+    for at in range(len(logfile.file_header(1))):
         for bit in range(8):
             flipped = bytearray(data)
             flipped[at] ^= 1 << bit
@@ -144,9 +144,9 @@ def test_every_log_has_its_own_salt_and_format_1_still_reads(root, tmp_path):
         salts.add(reader.salt)
     assert len(salts) == 2
     old = tmp_path / "events.r0.s0.log"
-    old.write_bytes(events.FILE_HEADER_V1 + events.meta_record({"rank": 0})
-                    + events.key_record(0, "x")
-                    + events.points_record(0, array("q", [1, 2]), array("d", [0.0, 0.0]),
+    old.write_bytes(logfile.FILE_HEADER_V1 + logfile.meta_record({"rank": 0})
+                    + logfile.key_record(0, "x")
+                    + logfile.points_record(0, array("q", [1, 2]), array("d", [0.0, 0.0]),
                                            array("d", [4.0, 5.0])))
     reader = LogReader(old)
     assert [(c.name, c.steps.tolist(), c.values.tolist()) for c in reader.read()] == \

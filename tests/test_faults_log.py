@@ -19,13 +19,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import run_child, small_tmpfs, start_child
 
 import nuboard as nb
-from nuboard.events import LogReader, file_header
-from nuboard.jsonfile import TEMP_PREFIX, clean_stray_temps
-from nuboard.scalars import RunReader
-
-from conftest import run_child, small_tmpfs, start_child
+from nuboard.eventlog.logfile import LogReader, file_header
+from nuboard.eventlog.reader import RunReader
+from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps
 
 HEADER = len(file_header(1))        # the bytes of the format-2 header a real log starts with
 
@@ -394,7 +393,7 @@ def test_disk_full_at_the_first_write_still_gives_a_readable_log(tiny_disk):
 
 JSON_WRITER = """
 import json, os, sys
-from nuboard.jsonfile import write_json_atomic
+from nuboard.files.jsonfile import write_json_atomic
 docs = [json.loads(open(os.environ[key]).read()) for key in ("DOC_A", "DOC_B")]
 path = os.environ["TARGET"]
 i = 0

@@ -17,14 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 import nuboard as nb
-from nuboard import layout
-from nuboard.compact import current_parquet_meta, read_parquet_if_current, write_parquet
-from nuboard.events import LogReader
-from nuboard.scalars import RunReader
-
-from conftest import child_env
+from nuboard.eventlog.logfile import LogReader
+from nuboard.eventlog.parquet import current_parquet_meta, read_parquet_if_current, write_parquet
+from nuboard.eventlog.reader import RunReader
+from nuboard.files import layout
 
 STRAY_NAMES = ["events.r99999999999999999999.s0.log", "events.r0.s99999999999999999999.log",
                "events.r9223372036854775808.s0.log", "events.r01.s0.log", "events.r0.s01.log",

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from nuboard.jsonfile import NotRegularFileError, open_regular, read_json
+from nuboard.files.jsonfile import NotRegularFileError, open_regular, read_json
 
 
 def test_a_fifo_is_refused_at_once_without_blocking(tmp_path):

@@ -6,9 +6,9 @@ import signal
 import time
 from pathlib import Path
 
-import nuboard as nb
-
 from conftest import run_child, start_child
+
+import nuboard as nb
 
 SCRIPT = """
 import nuboard as nb

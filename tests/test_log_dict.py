@@ -7,7 +7,7 @@ import random
 import pytest
 
 import nuboard as nb
-from nuboard.writer import SERIES_CAP
+from nuboard.eventlog.writer import SERIES_CAP
 
 QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nuboard.layout import resource_dir
+from nuboard.files.layout import resource_dir
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -38,7 +38,7 @@ def test_wheel_installs_into_a_fresh_venv_and_works(tmp_path):
         import json, sys
         from pathlib import Path
         import nuboard as nb
-        from nuboard.layout import resource_dir
+        from nuboard.files.layout import resource_dir
         assert sys.prefix in nb.__file__, nb.__file__
         for name in ("templates", "static", "migrations"):
             folder = resource_dir(name)

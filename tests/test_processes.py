@@ -25,14 +25,13 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 import nuboard as nb
-from nuboard import events
-from nuboard import run as run_module
-from nuboard.events import LogReader
-from nuboard.scalars import RunReader
-
-from conftest import child_env
+from nuboard.eventlog import logfile
+from nuboard.eventlog.logfile import LogReader
+from nuboard.eventlog.reader import RunReader
+from nuboard.recording import run as run_module
 
 QUIET = dict(capture_env=False, system_metrics=False, capture_console=False)
 QUIET_ARGS = "capture_env=False, system_metrics=False, capture_console=False"
@@ -278,7 +277,7 @@ print("0, 37, 1024, 81559, 45, 120.50")
 def test_nvidia_smi_started_by_the_sampler_takes_signals(tmp_path, monkeypatch):
     """The sampler thread blocks signals, but the nvidia-smi it starts does not inherit that:
     it stays killable by Ctrl-C and SIGTERM."""
-    from nuboard.system import SystemSampler
+    from nuboard.recording.capture.system import SystemSampler
     folder = tmp_path / "bin"
     folder.mkdir()
     smi = folder / "nvidia-smi"
@@ -373,7 +372,7 @@ def test_sigterm_while_nuboard_holds_a_lock_ends_the_process_with_the_status(roo
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
-        raise AssertionError(f"SIGTERM inside {where} did not end the process:\n{out}\n{err}")
+        raise AssertionError(f"SIGTERM inside {where} did not end the process:\n{out}\n{err}") from None
     printed = ["hello", "sent"] if where == "print" else ["sent"]
     assert (proc.returncode, out.split()) == (-signal.SIGTERM, printed), err
     path = root / "p" / "runs" / "r"
@@ -456,7 +455,7 @@ def test_runs_with_one_name_started_together_get_their_own_folders(root, tmp_pat
 def test_a_colliding_new_run_id_is_claimed_once_and_retried(root, monkeypatch):
     """When two new runs draw the same id, the second takes a fresh one, not the first's folder."""
     drawn = iter(["20260101T0000-aaaaaaaa", "20260101T0000-aaaaaaaa", "20260101T0000-bbbbbbbb"])
-    monkeypatch.setattr("nuboard.start.new_run_id", lambda: next(drawn))
+    monkeypatch.setattr("nuboard.recording.start.new_run_id", lambda: next(drawn))
     first = nb.init("p", run_name="same-name", compact=False, **QUIET)
     second = nb.init("p", run_name="same-name", compact=False, **QUIET)
     first.add_scalar("who", 1.0, step=0)
@@ -800,7 +799,7 @@ def points_payload(key_id: int, steps, walls, values, count: int | None = None,
                    mode: int = 0) -> bytes:
     """A POINTS payload with every step stored (mode 0); count may disagree with the data."""
     n = len(values) if count is None else count
-    head = struct.pack("<BIIB", events.POINTS, key_id, n, mode)
+    head = struct.pack("<BIIB", logfile.POINTS, key_id, n, mode)
     body = b"".join(struct.pack(f"<{len(a)}{c}", *a) for a, c in ((steps, "q"), (walls, "d"),
                                                                    (values, "d")))
     return head + body
@@ -808,14 +807,14 @@ def points_payload(key_id: int, steps, walls, values, count: int | None = None,
 
 def good(key_id: int, steps) -> bytes:
     from array import array
-    return events.points_record(key_id, array("q", steps), array("d", [1.0] * len(steps)),
+    return logfile.points_record(key_id, array("q", steps), array("d", [1.0] * len(steps)),
                                 array("d", [float(s) for s in steps]))
 
 
 def write_log(folder: Path, *records: bytes, session: int = 0) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"events.r0.s{session}.log"
-    path.write_bytes(events.FILE_HEADER + events.meta_record({"rank": 0, "session": session})
+    path.write_bytes(logfile.FILE_HEADER + logfile.meta_record({"rank": 0, "session": session})
                      + b"".join(records))
     return path
 
@@ -823,21 +822,21 @@ def write_log(folder: Path, *records: bytes, session: int = 0) -> Path:
 def test_reader_skips_and_counts_bad_records(tmp_path):
     """Unknown kinds, unknown keys, wrong counts, a 10 kB key name: skipped, counted, the rest read."""
     bad = [
-        events.frame(bytes([99]) + b"a record of a later format"),          # unknown kind
+        logfile.frame(bytes([99]) + b"a record of a later format"),          # unknown kind
         good(7, [0, 1]),                                                     # key 7 never named
-        events.frame(points_payload(0, [20, 21], [1.0, 1.0], [1.0, 1.0], count=3)),   # count > size
-        events.frame(points_payload(0, [22, 23, 24], [1.0] * 3, [1.0] * 3, count=1)),  # count < size
-        events.frame(struct.pack("<BIIBqq", events.POINTS, 0, 2 ** 32 - 1, 1, 0, 1)),  # huge count
-        events.frame(struct.pack("<BI", events.KEY, 3) + b"n" * 10_000),    # 10 kB key name
+        logfile.frame(points_payload(0, [20, 21], [1.0, 1.0], [1.0, 1.0], count=3)),   # count > size
+        logfile.frame(points_payload(0, [22, 23, 24], [1.0] * 3, [1.0] * 3, count=1)),  # count < size
+        logfile.frame(struct.pack("<BIIBqq", logfile.POINTS, 0, 2 ** 32 - 1, 1, 0, 1)),  # huge count
+        logfile.frame(struct.pack("<BI", logfile.KEY, 3) + b"n" * 10_000),    # 10 kB key name
         good(3, [0]),                                                        # ... so key 3 is unknown
-        events.frame(struct.pack("<BI", events.KEY, 4) + b"\xff\xfe"),      # key name not UTF-8
-        events.frame(bytes([events.META]) + b"{not json"),                   # meta not JSON
-        events.frame(struct.pack("<BI", events.POINTS, 0)),                 # points cut short
-        events.frame(points_payload(0, [30], [1.0], [1.0], mode=5)),       # unknown step mode
+        logfile.frame(struct.pack("<BI", logfile.KEY, 4) + b"\xff\xfe"),      # key name not UTF-8
+        logfile.frame(bytes([logfile.META]) + b"{not json"),                   # meta not JSON
+        logfile.frame(struct.pack("<BI", logfile.POINTS, 0)),                 # points cut short
+        logfile.frame(points_payload(0, [30], [1.0], [1.0], mode=5)),       # unknown step mode
     ]
     folder = tmp_path / "run"
-    log = write_log(folder, events.key_record(0, "loss"), good(0, range(0, 10)), *bad,
-                    good(0, range(10, 20)), events.key_record(1, "acc"), good(1, [5]))
+    log = write_log(folder, logfile.key_record(0, "loss"), good(0, range(0, 10)), *bad,
+                    good(0, range(10, 20)), logfile.key_record(1, "acc"), good(1, [5]))
     reader = RunReader(folder, 0)
     start = time.perf_counter()
     assert reader.refresh()
@@ -863,8 +862,8 @@ def test_reader_skips_and_counts_bad_records(tmp_path):
 
 def test_reader_caps_its_problem_list(tmp_path):
     """Thousands of bad records are all counted, but the list of problems stays bounded."""
-    junk = events.frame(bytes([99]) + b"x")
-    write_log(tmp_path / "run", events.key_record(0, "loss"), junk * 5000, good(0, [1, 2]))
+    junk = logfile.frame(bytes([99]) + b"x")
+    write_log(tmp_path / "run", logfile.key_record(0, "loss"), junk * 5000, good(0, [1, 2]))
     reader = RunReader(tmp_path / "run", 0)
     reader.refresh()
     assert reader.stats.bad_records == 5000
@@ -873,15 +872,15 @@ def test_reader_caps_its_problem_list(tmp_path):
 
 
 @pytest.mark.parametrize("record", [
-    events.frame(struct.pack("<BIIBqq", events.POINTS, 0, 2, 1, 2 ** 63 - 1, 1)
+    logfile.frame(struct.pack("<BIIBqq", logfile.POINTS, 0, 2, 1, 2 ** 63 - 1, 1)
                  + struct.pack("<4d", 1.0, 1.0, 1.0, 1.0)),      # steps past 2**63 - 1
-    events.frame(struct.pack("<BIIBqq", events.POINTS, 0, 3, 1, 0, 2 ** 62)
+    logfile.frame(struct.pack("<BIIBqq", logfile.POINTS, 0, 3, 1, 0, 2 ** 62)
                  + struct.pack("<6d", *[1.0] * 6)),              # a stride that overflows
-    events.frame(bytes([events.META]) + b"[" * 100_000 + b"]" * 100_000),   # meta nested 1e5 deep
+    logfile.frame(bytes([logfile.META]) + b"[" * 100_000 + b"]" * 100_000),   # meta nested 1e5 deep
 ], ids=["step-overflow", "stride-overflow", "deep-meta"])
 def test_reader_skips_records_that_overflow_or_nest_deeply(tmp_path, record):
     """A well-framed record whose steps overflow int64, or deep JSON, is a bad record, not a crash."""
-    write_log(tmp_path / "run", events.key_record(0, "loss"), good(0, [1]), record, good(0, [2]))
+    write_log(tmp_path / "run", logfile.key_record(0, "loss"), good(0, [1]), record, good(0, [2]))
     reader = RunReader(tmp_path / "run", 0)
     reader.refresh()
     assert reader.stats.bad_records == 1

@@ -12,11 +12,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import child_env
+from viewer_http import QUIET, Viewer, make_run
 
 import nuboard as nb
-from conftest import child_env
 from nuboard.errors import InvalidNameError
-from viewer_http import QUIET, Viewer, make_run
 
 BAD = ["llm/runs", "llm/artifacts", "llm/views.json", "runs", "team/Runs/x", "llm/.nuboard"]
 

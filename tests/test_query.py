@@ -11,8 +11,7 @@ from sqlalchemy import create_engine, func, insert, inspect, select
 from sqlalchemy.dialects import sqlite
 
 from nuboard.catalog import tables
-from nuboard.catalog.query import (And, Field, Not, Or, QuerySyntaxError, Word, compile_query,
-                                   normalize, parse_query)
+from nuboard.catalog.query import And, Field, Not, Or, QuerySyntaxError, Word, compile_query, normalize, parse_query
 from nuboard.errors import NuBoardError
 
 NOW = dt.datetime(2026, 12, 10, 12, 0, tzinfo=dt.timezone.utc)

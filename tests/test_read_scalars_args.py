@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import pytest
+from viewer_http import QUIET
 
 import nuboard as nb
 from nuboard.errors import RunNotFoundError
-from viewer_http import QUIET
 
 
 @pytest.fixture

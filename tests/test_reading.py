@@ -6,12 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nuboard as nb
-from nuboard.compact import read_parquet_if_current
-from nuboard.events import LogReader
-from nuboard.scalars import RunReader
-
 from conftest import child_env
+
+import nuboard as nb
+from nuboard.eventlog.logfile import LogReader
+from nuboard.eventlog.parquet import read_parquet_if_current
+from nuboard.eventlog.reader import RunReader
 
 
 def log_run(root, **kw):

@@ -6,11 +6,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+from conftest import make_tree, run_child
 
 import nuboard as nb
-from conftest import run_child, make_tree
-
-
 
 
 def run_json(run) -> dict:

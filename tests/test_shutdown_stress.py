@@ -21,11 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 import nuboard as nb
-from nuboard.events import LogReader
-
-from conftest import child_env
+from nuboard.eventlog.logfile import LogReader
 
 PROCESSES = 200
 AT_ONCE = 8            # children alive together

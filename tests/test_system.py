@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import run_child
+
 from nuboard.errors import InvalidArgumentError
-from nuboard.gpus import check_devices, query_gpus, sample_gpus
-from nuboard.system import FIRST_SAMPLE_DELAY, SystemSampler
+from nuboard.recording.capture.gpus import check_devices, query_gpus, sample_gpus
+from nuboard.recording.capture.system import FIRST_SAMPLE_DELAY, SystemSampler
 
 UUID0 = "GPU-3f1a6b2c-9d4e-4f5a-8b7c-1d2e3f4a5b6c"
 UUID1 = "GPU-7c2e9a41-0b3d-4e6f-a1b2-c3d4e5f60718"
@@ -390,8 +390,8 @@ def test_stop_is_prompt_with_a_long_interval_and_log_errors_do_not_escape():
 def test_sampling_imports_nothing_the_script_did_not(smi):
     code = """
         import json, sys, time
-        from nuboard.gpus import check_devices, query_gpus
-        from nuboard.system import SystemSampler
+        from nuboard.recording.capture.gpus import check_devices, query_gpus
+        from nuboard.recording.capture.system import SystemSampler
         got = []
         gpus = query_gpus()
         s = SystemSampler(got.append, groups=("cpu", "memory", "gpu"), gpus=gpus,
@@ -417,7 +417,7 @@ def test_torch_imported_without_cuda_gives_no_torch_scalars():
     code = """
         import json, sys, time
         import torch
-        from nuboard.system import SystemSampler
+        from nuboard.recording.capture.system import SystemSampler
         x = torch.ones(1000) * 2          # the script uses torch, on the CPU
         got = []
         s = SystemSampler(got.append, groups=("cpu", "memory", "gpu"), gpus=None, devices=None,

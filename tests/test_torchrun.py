@@ -7,10 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import child_env
 
 import nuboard as nb
-
-from conftest import child_env
 
 torch = pytest.importorskip("torch")
 

@@ -16,8 +16,6 @@ import nuboard as nb
 from tests.viewer_http import QUIET, Viewer, make_run, visible_text
 
 
-
-
 @pytest.fixture
 def sweep(root):
     """Five finished runs with configs and tags, one crashed, one still running."""

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlencode
 
-
 QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 
 
@@ -129,6 +128,7 @@ class RemoteViewer(_Client):
     def __init__(self, root: Path, *args: str, project: str = "llm"):
         import subprocess
         import sys
+
         from tests.conftest import child_env
         self.proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", "up", str(root),
                                       "--port", "0", *args], stdout=subprocess.PIPE,

@@ -13,14 +13,21 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, Iterator, NamedTuple
 
-from ..errors import InvalidArgumentError, InvalidTypeError
-from ..layout import project_dir, resolve_root
-from ..names import check_project
+from nuboard.errors import InvalidArgumentError, InvalidTypeError
+from nuboard.files.layout import project_dir, resolve_root
+from nuboard.files.names import check_project
+
 from . import store
 from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
 from .listing import Progress, left_out_text, walk_files
-from .manifest import (FORMAT, MANIFEST, copy_files, hash_files, read_manifest_checked,
-                       write_manifest)
+from .manifest import (
+    FORMAT,
+    MANIFEST,
+    copy_files,
+    hash_files,
+    read_manifest_checked,
+    write_manifest,
+)
 from .names import check_artifact_name, check_type, parse_spec, parse_version, version_label
 from .paths import expand_variables, is_within, resolve_location, store_location
 
@@ -65,7 +72,8 @@ class Artifact(Mapping):
     def __getitem__(self, key: str) -> Path:
         if key not in self._entries:
             listed = list(self._entries)
-            shown = ", ".join(repr(p) for p in listed[:20]) + (f", ... ({len(listed)} in all)" if len(listed) > 20 else "")
+            more = f", ... ({len(listed)} in all)" if len(listed) > 20 else ""
+            shown = ", ".join(repr(p) for p in listed[:20]) + more
             raise ArtifactFileNotFoundError(
                 f"{key!r} is not a file of {self.spec}; it lists {shown}.")
         return self.files.joinpath(*key.split("/"))
@@ -196,8 +204,8 @@ def _refuse_running(real: Path, listing: list = ()) -> None:
 def _refuse_if_running(run_folder: Path | None) -> None:
     """Raise the one message for a run that is running: its run.json says so and it is not
     lost (before its first heartbeat it counts as running)."""
-    from ..jsonfile import read_json
-    from ..status import run_status
+    from nuboard.files.jsonfile import read_json
+    from nuboard.files.status import run_status
     if run_folder is None:
         return
     try:
@@ -448,7 +456,7 @@ def promote_run_path(run_dir: "str | os.PathLike[str]", path: str, name: str, *,
     Entries that are not files or folders are left out with a RuntimeWarning (see add_artifact).
     Other options go to add_artifact (metadata, checksum, description).
     """
-    from ..jsonfile import read_json
+    from nuboard.files.jsonfile import read_json
     run_path = Path(run_dir)
     try:
         doc = read_json(run_path / "run.json")

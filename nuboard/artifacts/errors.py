@@ -1,7 +1,7 @@
 """The errors of artifacts: a version or a file that is not there, a version in the wrong place."""
 from __future__ import annotations
 
-from ..errors import NuBoardError
+from nuboard.errors import NuBoardError
 
 
 class ArtifactNotFoundError(NuBoardError, LookupError):

@@ -14,10 +14,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
-from ..errors import NuBoardError
-from ..layout import project_dir
-from . import TYPES, SourceInfo, inspect_source, split_artifact_name
-from . import store
+from nuboard.errors import NuBoardError
+from nuboard.files.layout import project_dir
+
+from . import TYPES, SourceInfo, inspect_source, split_artifact_name, store
 
 # How each field is named in the messages of check_all (the flags and arguments of the command).
 FLAGS = {"target": "NAME", "path": "PATH", "store": "--ref/--copy", "type": "--type",

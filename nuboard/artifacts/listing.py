@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Callable, Iterator, Optional
 
-from ..errors import InvalidArgumentError
+from nuboard.errors import InvalidArgumentError
 
 PROGRESS_EVERY = 0.1            # seconds between two progress calls, at most about
 

@@ -23,9 +23,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from ..jsonfile import open_regular, write_bytes_atomic
-from .listing import (PROGRESS_EVERY, LinkLoopError, Progress, Ticker, left_out_text,  # noqa: F401
-                      walk_files)
+from nuboard.files.jsonfile import open_regular, write_bytes_atomic
+
+from .listing import PROGRESS_EVERY, Progress, Ticker
 
 FORMAT = 1
 MANIFEST = "manifest.json"
@@ -90,7 +90,7 @@ def hash_files(files: "list[tuple[str, int]]", progress: Progress | None = None,
 
 def _hash_in_threads(files, big: list[int], digests: list, done: list, workers: int,
                      tick: "Ticker | None") -> None:
-    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait   # 6 ms: only here
+    from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait  # 6 ms: only here
     stop = threading.Event()
     queue = iter(big)
     lock = threading.Lock()

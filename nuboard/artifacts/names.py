@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from ..errors import InvalidArgumentError, InvalidNameError, InvalidTypeError
-from ..names import check_project
+from nuboard.errors import InvalidArgumentError, InvalidNameError, InvalidTypeError
+from nuboard.files.names import check_project
 
 TYPES = ("dataset", "model", "checkpoint", "report", "other")
 MAX_NAME = 128

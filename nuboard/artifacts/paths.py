@@ -12,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-from ..errors import InvalidArgumentError
+from nuboard.errors import InvalidArgumentError
 
 DATA_DIR_VAR = "NUBOARD_DATA_DIR"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")

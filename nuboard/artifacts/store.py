@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from ..jsonfile import fsync_dir, clean_stray_temps, read_json, write_json_atomic
+from nuboard.files.jsonfile import clean_stray_temps, fsync_dir, read_json, write_json_atomic
+
 from .errors import ArtifactNotFoundError, VersionStateError
 from .manifest import MANIFEST
 from .names import MAX_VERSION, version_label, version_of_folder

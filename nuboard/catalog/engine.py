@@ -24,9 +24,9 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import QueuePool
 
-from ..errors import NuBoardError
-from ..jsonfile import open_regular
-from ..layout import resource_dir
+from nuboard.errors import NuBoardError
+from nuboard.files.jsonfile import open_regular
+from nuboard.files.layout import resource_dir
 
 CATALOG = "catalog.sqlite"
 BUSY_TIMEOUT_MS = 60_000

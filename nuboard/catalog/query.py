@@ -12,10 +12,26 @@ import operator
 from sqlalchemy import Boolean, and_, false, func, not_, or_, select, true, type_coerce
 from sqlalchemy.sql import ColumnElement, literal_column
 
-from ..status import LOST_AFTER
-from .query_syntax import (CHAIN, MAX_DEPTH, MAX_LENGTH, MAX_LEVELS, STATUSES, And, Compare,
-                           Date, Field, Node, Not, Or, QuerySyntaxError, Word, normalize,
-                           parse_query)
+from nuboard.files.status import LOST_AFTER
+
+from .query_syntax import (
+    CHAIN,
+    MAX_DEPTH,
+    MAX_LENGTH,
+    MAX_LEVELS,
+    STATUSES,
+    And,
+    Compare,
+    Date,
+    Field,
+    Node,
+    Not,
+    Or,
+    QuerySyntaxError,
+    Word,
+    normalize,
+    parse_query,
+)
 from .tables import config, projects, runs, scalars, tags
 
 __all__ = ["compile_query", "parse_query", "normalize", "QuerySyntaxError", "Node", "And", "Or",

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Union
 
-from ..errors import NuBoardError
+from nuboard.errors import NuBoardError
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 100          # parentheses inside parentheses

@@ -10,9 +10,19 @@ from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DatabaseError
 
-from .. import layout
-from .engine import (CatalogError, catalog_path, file_identity, file_lock, is_corruption,
-                     is_damaged, make_engine, migrate, set_aside)
+from nuboard.files import layout
+
+from .engine import (
+    CatalogError,
+    catalog_path,
+    file_identity,
+    file_lock,
+    is_corruption,
+    is_damaged,
+    make_engine,
+    migrate,
+    set_aside,
+)
 from .tables import projects
 
 

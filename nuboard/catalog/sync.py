@@ -25,10 +25,11 @@ from typing import Callable, NamedTuple
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.exc import DatabaseError
 
-from .. import layout
-from ..jsonfile import read_json
-from ..status import heartbeat_mtime, run_lost_after
-from ..scalars import RunReader
+from nuboard.eventlog.reader import RunReader
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json
+from nuboard.files.status import heartbeat_mtime, run_lost_after
+
 from .engine import is_corruption
 from .run_doc import check_run_doc
 from .store import Catalog
@@ -149,7 +150,7 @@ def _read_rank(run_dir: Path, rank: int, logs: list) -> dict:
         except OSError:
             pass
     if size >= PARQUET_FROM and (run_dir / layout.PARQUET).is_file():
-        from ..compact import read_parquet_if_current
+        from nuboard.eventlog.parquet import read_parquet_if_current
         found = read_parquet_if_current(run_dir, None, rank)
         if found is not None:
             return found

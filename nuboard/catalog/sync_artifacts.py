@@ -21,11 +21,12 @@ from typing import NamedTuple
 
 from sqlalchemy import and_, delete, select, tuple_
 
-from .. import layout
-from ..artifacts.manifest import MANIFEST, read_manifest_checked
-from ..artifacts.names import MAX_VERSION, folder_problem, version_of_folder
-from ..artifacts.store import ARTIFACTS, UNLINKED
-from ..run_links import read_uses
+from nuboard.artifacts.manifest import MANIFEST, read_manifest_checked
+from nuboard.artifacts.names import MAX_VERSION, folder_problem, version_of_folder
+from nuboard.artifacts.store import ARTIFACTS, UNLINKED
+from nuboard.files import layout
+from nuboard.recording.run_links import read_uses
+
 from .tables import artifacts, lineage, versions
 
 _CHUNK = 400

@@ -5,8 +5,19 @@ the same rows from nothing.
 """
 from __future__ import annotations
 
-from sqlalchemy import (Boolean, Column, Float, ForeignKey, Index, Integer, MetaData, String,
-                        Table, Text, UniqueConstraint)
+from sqlalchemy import (
+                        Boolean,
+                        Column,
+                        Float,
+                        ForeignKey,
+                        Index,
+                        Integer,
+                        MetaData,
+                        String,
+                        Table,
+                        Text,
+                        UniqueConstraint,
+)
 
 metadata = MetaData()
 

@@ -7,10 +7,18 @@ from pathlib import Path
 
 import click
 
-from ..errors import InvalidArgumentError, NuBoardError
+from nuboard.artifacts.form import (
+    AddForm,
+    check_all,
+    check_path,
+    check_target,
+    format_count,
+    format_size,
+    parse_meta_flags,
+)
+from nuboard.errors import InvalidArgumentError, NuBoardError
+
 from . import formats
-from ..artifacts.form import (AddForm, check_all, check_path, check_target, format_count,
-                            format_size, parse_meta_flags)
 from .options import debug_option, dir_option, stdin_is_terminal, stdout_is_terminal
 from .projects import check_project_exists, check_root, find_projects, open_catalog
 
@@ -72,8 +80,7 @@ def _progress_bar():
     if not sys.stderr.isatty():
         return None, lambda: None
     from rich.console import Console
-    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
-                               TransferSpeedColumn)
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn, TransferSpeedColumn
     bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=False),
                    TransferSpeedColumn(), TimeElapsedColumn(), console=Console(stderr=True),
                    transient=True)
@@ -97,7 +104,8 @@ def _add_version(form: AddForm, root: Path):
     """Add the version a complete form describes; return the Artifact. Its warnings (entries
     left out) are printed as one 'nuboard: warning: ...' line each on stderr."""
     import warnings
-    from ..artifacts import add_artifact
+
+    from nuboard.artifacts import add_artifact
     target = check_target(form.target, root)
     metadata = {key: value for key, value, _ in form.metadata}
     progress, stop = _progress_bar()
@@ -123,7 +131,7 @@ def _echo_warnings(caught) -> None:
 
 def index_versions(root: Path, project: str) -> None:
     """Bring the project's catalog up to date with its versions (files first, then the index)."""
-    from ..catalog.sync_artifacts import sync_versions
+    from nuboard.catalog.sync_artifacts import sync_versions
     try:
         with open_catalog(root, project) as catalog:
             sync_versions(catalog)
@@ -223,7 +231,7 @@ def parse_cli_spec(spec: str, *, version_needed: bool = True, all_hint: bool = F
                    ) -> tuple[str, str, int | None]:
     """'project/name:vN' (or 'project/name' where version_needed is False) as the CLI takes it;
     all_hint: a missing version's message also offers 'project/name --all'."""
-    from ..artifacts import parse_spec
+    from nuboard.artifacts import parse_spec
     if "/" not in spec.rpartition(":")[0] and "/" not in spec:
         raise InvalidArgumentError(f"artifact {spec!r} names no project: write it as "
                                    f"'project/{spec}', such as 'datasets/fineweb-edu:v3'.")
@@ -245,9 +253,9 @@ def version_records(root: Path, project: str, unlinked: bool,
                     skipped: list | None = None) -> list[dict]:
     """Every version of a project (or its unlinked ones), newest first per artifact; a damaged
     one is left out, and ('project/name:vN', why) appended to skipped when given."""
-    from ..artifacts import store
-    from ..artifacts.manifest import read_manifest_checked
-    from ..layout import project_dir
+    from nuboard.artifacts import store
+    from nuboard.artifacts.manifest import read_manifest_checked
+    from nuboard.files.layout import project_dir
     project_path = project_dir(root, project)
     records = []
     for name in store.list_names(project_path, unlinked=unlinked):
@@ -369,8 +377,9 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
 def used_by(root: Path, project: str, name: str, number: int) -> list[str]:
     """The runs that used a version ('llm/20261103T1504-90c3affc'), from the project's catalog."""
     from sqlalchemy import select
-    from ..catalog.sync import sync
-    from ..catalog.tables import lineage
+
+    from nuboard.catalog.sync import sync
+    from nuboard.catalog.tables import lineage
     with open_catalog(root, project) as catalog:
         sync(catalog)
         with catalog.reader.connect() as conn:
@@ -398,8 +407,8 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
       nuboard artifact show datasets/fineweb-edu:v3
       nuboard artifact show datasets/fineweb-edu:v3 --verify
     """
-    from ..artifacts import get_artifact
-    from ..artifacts.errors import ArtifactNotFoundError
+    from nuboard.artifacts import get_artifact
+    from nuboard.artifacts.errors import ArtifactNotFoundError
     project, name, number = parse_cli_spec(spec, version_needed=False)
     check_project_exists(root, project)
     try:
@@ -435,9 +444,9 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
 
 def _unlinked_version(root: Path, project: str, name: str, number: int | None):
     """The unlinked version asked for by number, so `show` can print it, or None."""
-    from ..artifacts import Artifact, store
-    from ..artifacts.manifest import read_manifest
-    from ..layout import project_dir
+    from nuboard.artifacts import Artifact, store
+    from nuboard.artifacts.manifest import read_manifest
+    from nuboard.files.layout import project_dir
     if number is None:
         return None
     project_path = project_dir(root, project)
@@ -466,7 +475,7 @@ def unlink(spec: str, every: bool, root: Path) -> None:
       nuboard artifact unlink datasets/fineweb-edu:v3
       nuboard artifact unlink datasets/fineweb-edu --all
     """
-    from ..artifacts import list_versions, unlink_version
+    from nuboard.artifacts import list_versions, unlink_version
     if every and ":" in spec:
         raise click.UsageError(f"give either {spec.rpartition(':')[0]}:vN or "
                                f"{spec.rpartition(':')[0]} --all, not both.")
@@ -494,7 +503,7 @@ def restore(spec: str, root: Path) -> None:
     Example:
       nuboard artifact restore datasets/fineweb-edu:v3
     """
-    from ..artifacts import restore_version
+    from nuboard.artifacts import restore_version
     project, name, number = parse_cli_spec(spec)
     check_project_exists(root, project)
     restore_version(project, name, number, dir=root)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from ..layout import resolve_root
+from nuboard.files.layout import resolve_root
+
 from .options import debug_option
 
 
@@ -38,7 +39,7 @@ def demo(dir: str | None, dir_option: str | None, live: bool) -> None:
     if dir is not None and dir_option is not None and Path(dir) != Path(dir_option):
         raise click.UsageError(f"DIR {dir!r} and --dir {dir_option!r} differ: give one of them.")
     root = resolve_root(dir if dir is not None else dir_option)
-    from ..demo import run_live, write_demo
+    from nuboard.demo import run_live, write_demo
     found = write_demo(root, progress=click.echo)
     if found.written:
         click.echo(f"Wrote the demo in {found.seconds:.1f} s: {len(found.runs)} runs in "

@@ -11,8 +11,10 @@ import json
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..records import (display_status, format_duration, format_local_time, parse_time,  # noqa: F401
-                       run_duration, run_record)
+from nuboard.files.records import (
+    format_duration,
+    format_local_time,
+)
 
 # What `nuboard ls` shows, in order; a record (run_record) has these keys and a few more.
 RUN_FIELDS = ("project", "id", "name", "status", "group", "tags", "start", "end",

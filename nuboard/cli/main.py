@@ -5,8 +5,8 @@ import sys
 
 import click
 
-from .. import __version__
-from ..errors import NuBoardError
+from nuboard import __version__
+from nuboard.errors import NuBoardError
 
 
 class _Group(click.Group):
@@ -96,15 +96,15 @@ def events_dump(file: str, limit: int) -> None:
     Example:
       nuboard events dump experiments/llm/runs/20261017T0930-c589c96e/events.r0.s0.log
     """
-    from ..events import dump_lines
+    from nuboard.eventlog.logfile import dump_lines
     for line in dump_lines(file, limit=limit):
         click.echo(line)
 
 
-from .runs import ls, reindex, rm  # noqa: E402 (the commands, registered below)
-from .sql import sql  # noqa: E402
 from .artifacts import artifact  # noqa: E402
 from .demo import demo  # noqa: E402
+from .runs import ls, reindex, rm  # noqa: E402 (the commands, registered below)
+from .sql import sql  # noqa: E402
 from .up import up  # noqa: E402
 
 for _command in (ls, rm, sql, reindex, artifact, demo, up):

@@ -5,7 +5,7 @@ import sys
 
 import click
 
-from ..layout import resolve_root
+from nuboard.files.layout import resolve_root
 
 
 def _set_debug(ctx: click.Context, _param, value: bool) -> bool:

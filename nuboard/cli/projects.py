@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import layout
-from ..layout import SKIP_INSIDE_PROJECT, find_projects  # noqa: F401 (the commands' import)
-from ..errors import NuBoardError
-from ..names import check_project
-
+from nuboard.errors import NuBoardError
+from nuboard.files import layout
+from nuboard.files.layout import SKIP_INSIDE_PROJECT, find_projects  # noqa: F401 (the commands' import)
+from nuboard.files.names import check_project
 
 
 class ProjectNotFoundError(NuBoardError, ValueError):
@@ -64,5 +63,5 @@ def pick_project(root: Path, project: str | None) -> str:
 
 def open_catalog(root: Path, project: str):
     """The project's Catalog (opened, migrated), imported here so the CLI starts fast."""
-    from ..catalog.store import Catalog
+    from nuboard.catalog.store import Catalog
     return Catalog(root, project)

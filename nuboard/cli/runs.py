@@ -10,12 +10,19 @@ from pathlib import Path
 
 import click
 
-from .. import layout
-from ..errors import NuBoardError, RunNotFoundError
-from ..names import check_folder_name
+from nuboard.errors import NuBoardError, RunNotFoundError
+from nuboard.files import layout
+from nuboard.files.names import check_folder_name
+
 from . import formats
-from .options import (check_one_format, debug_option, dir_option, format_options,
-                      stdin_is_terminal, stdout_is_terminal)
+from .options import (
+    check_one_format,
+    debug_option,
+    dir_option,
+    format_options,
+    stdin_is_terminal,
+    stdout_is_terminal,
+)
 from .projects import check_project_exists, check_root, find_projects, open_catalog
 
 ID_CHUNK = 500
@@ -35,14 +42,15 @@ def query_clause(text: str | None, now: float):
     """The WHERE clause of --query (None without one); QuerySyntaxError when it does not parse."""
     if text is None:
         return None
-    from ..catalog.query import compile_query
+    from nuboard.catalog.query import compile_query
     return compile_query(text, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
 
 
 def list_runs(catalog, where, limit: int | None, now: float) -> list[dict]:
     """The project's runs that match `where`, newest first, as ls records."""
     from sqlalchemy import select
-    from ..catalog.tables import runs, tags
+
+    from nuboard.catalog.tables import runs, tags
 
     stmt = select(runs).where(runs.c.project_id == catalog.project_id)
     if where is not None:
@@ -103,7 +111,7 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     """
     check_one_format(as_json, as_csv)
     now = time.time()
-    from ..catalog.query import QuerySyntaxError
+    from nuboard.catalog.query import QuerySyntaxError
     try:
         where = query_clause(query, now)
     except QuerySyntaxError as exc:
@@ -114,7 +122,7 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     else:
         check_root(root)
         names = find_projects(root)
-    from ..catalog.sync import sync
+    from nuboard.catalog.sync import sync
     records: list[dict] = []
     for name in names:
         with open_catalog(root, name) as catalog:
@@ -138,9 +146,10 @@ def referencing_versions(root: Path, project: str, run_id: str) -> list[str]:
     `nuboard rm` keeps a run for which this returns anything, unless --force.
     """
     from sqlalchemy import select
-    from ..artifacts.paths import is_within, resolve_location
-    from ..catalog.sync_artifacts import sync_versions
-    from ..catalog.tables import artifacts, versions
+
+    from nuboard.artifacts.paths import is_within, resolve_location
+    from nuboard.catalog.sync_artifacts import sync_versions
+    from nuboard.catalog.tables import artifacts, versions
 
     run_real = layout.run_dir(root, project, run_id).resolve()
     found = []
@@ -203,7 +212,7 @@ def check_removable(root: Path, targets: list[tuple[str, str]]) -> None:
     Still running: its heartbeat is fresh (status.run_status), or its process (the heartbeat's
     pid and host) is alive on this host, however old the heartbeat is.
     """
-    from ..status import live_process, run_status
+    from nuboard.files.status import live_process, run_status
     for project, run_id in targets:
         versions = referencing_versions(root, project, run_id)
         if versions:
@@ -238,8 +247,9 @@ def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
     rows are deleted in one transaction, then the hidden folder is deleted.
     """
     from sqlalchemy import delete
-    from ..catalog.sync_artifacts import delete_run_links
-    from ..catalog.tables import runs
+
+    from nuboard.catalog.sync_artifacts import delete_run_links
+    from nuboard.catalog.tables import runs
 
     problems: list[str] = []
     by_project: dict[str, list[str]] = {}
@@ -366,7 +376,7 @@ def reindex(project: str | None, root: Path) -> None:
     Example:
       nuboard reindex team/llm
     """
-    from ..catalog.sync import sync
+    from nuboard.catalog.sync import sync
     if project is not None:
         names = [check_project_exists(root, project)]
     else:

@@ -7,10 +7,10 @@ from typing import Any
 
 import click
 
-from ..errors import NuBoardError
+from nuboard.errors import NuBoardError
+
 from . import formats
-from .options import (check_one_format, debug_option, dir_option, format_options,
-                      stdout_is_terminal)
+from .options import check_one_format, debug_option, dir_option, format_options, stdout_is_terminal
 from .projects import open_catalog, pick_project
 
 # Pragmas that only read, with an argument (PRAGMA table_info(runs)).
@@ -121,7 +121,7 @@ def sql(statement: str, project: str | None, as_json: bool, as_csv: bool, root: 
     """
     check_one_format(as_json, as_csv)
     name = pick_project(root, project)
-    from ..catalog.sync import sync
+    from nuboard.catalog.sync import sync
     with open_catalog(root, name) as catalog:
         sync(catalog)
         path = catalog.path

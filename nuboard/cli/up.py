@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import click
 
-from ..layout import resolve_root
+from nuboard.files.layout import resolve_root
+
 from .options import debug_option
 from .projects import check_root
 
@@ -30,8 +31,8 @@ def up(directory: str | None, host: str, port: int | None, edit_artifacts: bool,
       nuboard demo && nuboard up
       nuboard up /data/experiments --port 7000
     """
-    from ..web.app import create_app
-    from ..web.server import DEFAULT_PORT, serve
+    from nuboard.web.app import create_app
+    from nuboard.web.server import DEFAULT_PORT, serve
     root = resolve_root(directory)
     check_root(root)
     app = create_app(root, host=host, edit_artifacts=edit_artifacts, read_only=read_only)

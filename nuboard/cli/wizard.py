@@ -17,10 +17,25 @@ import sys
 from pathlib import Path
 from typing import Callable, TextIO
 
-from ..artifacts.form import (FLAGS, REVIEW_FIELDS, AddForm, FieldError, Target, apply_meta_command,
-                            check_path, check_target, meta_lines, parse_description, parse_store,
-                            parse_type, parse_yes_no, review_lines, source_summary, target_summary)
-from ..artifacts import SourceInfo
+from nuboard.artifacts import SourceInfo
+from nuboard.artifacts.form import (
+    FLAGS,
+    REVIEW_FIELDS,
+    AddForm,
+    FieldError,
+    Target,
+    apply_meta_command,
+    check_path,
+    check_target,
+    meta_lines,
+    parse_description,
+    parse_store,
+    parse_type,
+    parse_yes_no,
+    review_lines,
+    source_summary,
+    target_summary,
+)
 
 # The questions, as the spec writes them; a default shows as ' [copy]' before the colon.
 PROMPTS = {

@@ -1,7 +1,7 @@
 """Errors of `nuboard demo`."""
 from __future__ import annotations
 
-from ..errors import NuBoardError
+from nuboard.errors import NuBoardError
 
 
 class DemoConflictError(NuBoardError, FileExistsError):

@@ -26,7 +26,7 @@ class Demo(NamedTuple):
 
 def read_demo(root: "str | os.PathLike[str]") -> Demo | None:
     """The demo in root, from its marker file; None when root holds no demo."""
-    from ..jsonfile import read_json
+    from nuboard.files.jsonfile import read_json
     path = Path(root) / MARKER
     if not path.is_file():
         return None
@@ -123,8 +123,8 @@ def _write_runs(root: Path, progress: Callable[[str], None], parallel: int | Non
 
 
 def _write_marker(root: Path, runs: dict, seconds: float) -> None:
-    from .. import __version__
-    from ..jsonfile import write_json_atomic
+    from nuboard import __version__
+    from nuboard.files.jsonfile import write_json_atomic
     doc = {"format": MARKER_FORMAT, "written_by": f"nuboard {__version__}",
            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "seconds": round(seconds, 2), "projects": list(PROJECTS),

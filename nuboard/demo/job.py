@@ -44,6 +44,7 @@ def main(argv: "list[str] | None" = None) -> int:
     """Start the run the key names, play its story, finish it."""
     args = parse_args(argv)
     import nuboard as nb
+
     from .data import data_dir
     from .plan import run_spec
     from .terminal import paint

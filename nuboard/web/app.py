@@ -8,8 +8,10 @@ from flask import Flask, render_template, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import PathConverter
 
-from .. import __version__, layout
-from ..errors import NuBoardError
+from nuboard import __version__
+from nuboard.errors import NuBoardError
+from nuboard.files import layout
+
 from . import security
 from .catalogs import Catalogs
 from .chartdata import SeriesCache

@@ -14,13 +14,13 @@ from pathlib import Path
 
 from sqlalchemy import select
 
-from .. import layout
-from ..artifacts.manifest import MANIFEST
-from ..artifacts.paths import resolve_location
-from ..artifacts.store import version_dir
-from ..catalog.tables import artifacts, lineage, runs, versions
-from ..jsonfile import open_regular, read_json
-from ..records import display_status
+from nuboard.artifacts.manifest import MANIFEST
+from nuboard.artifacts.paths import resolve_location
+from nuboard.artifacts.store import version_dir
+from nuboard.catalog.tables import artifacts, lineage, runs, versions
+from nuboard.files import layout
+from nuboard.files.jsonfile import open_regular, read_json
+from nuboard.files.records import display_status
 
 PAGE = 1000
 

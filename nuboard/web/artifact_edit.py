@@ -12,11 +12,18 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
-from ..artifacts import (TYPES, VersionStateError, add_artifact, promote_run_path, restore_version,
-                         unlink_version)
-from ..artifacts.store import list_names, list_versions
-from ..errors import NuBoardError
-from .. import layout
+from nuboard.artifacts import (
+    TYPES,
+    VersionStateError,
+    add_artifact,
+    promote_run_path,
+    restore_version,
+    unlink_version,
+)
+from nuboard.artifacts.store import list_names, list_versions
+from nuboard.errors import NuBoardError
+from nuboard.files import layout
+
 from .app import catalogs, root_dir, wants_json
 from .artifacts_page import known_artifact
 from .runs_page import known_project

@@ -5,8 +5,9 @@ from pathlib import Path
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
-from ..artifacts.names import check_artifact_name
-from ..errors import NuBoardError
+from nuboard.artifacts.names import check_artifact_name
+from nuboard.errors import NuBoardError
+
 from . import artifact_data
 from .app import catalogs, is_fragment, wants_json
 from .runs_page import known_project

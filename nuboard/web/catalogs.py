@@ -12,8 +12,8 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import NuBoardError
-from ..layout import find_projects
+from nuboard.errors import NuBoardError
+from nuboard.files.layout import find_projects
 
 PROJECTS_TTL = 5.0
 SYNC_WAIT = 1.0          # seconds a request waits for the sync it started (then answers)
@@ -106,7 +106,7 @@ class Catalogs:
         with self._lock:
             entry = self._entries.get(project)
             if entry is None:
-                from ..catalog.store import Catalog
+                from nuboard.catalog.store import Catalog
                 entry = self._entries[project] = _Entry(Catalog(self.root, project))
             return entry
 
@@ -117,7 +117,7 @@ class Catalogs:
             return entry.catalog.reopen_if_gone()
 
     def _sync(self, entry: _Entry) -> None:
-        from ..catalog.sync import sync
+        from nuboard.catalog.sync import sync
         with entry.lock:
             try:
                 report = sync(entry.catalog)

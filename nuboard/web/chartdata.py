@@ -19,12 +19,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .. import layout
-from ..compact import current_parquet_meta
-from ..jsonfile import open_regular
-from ..scalars import RunReader, Scalar
-from .downsampling import (Axis, Reduced, axis_from_arrays, downsample,  # noqa: F401
-                           prepare_axis, reduce_axis, wrap_array)
+from nuboard.eventlog.parquet import current_parquet_meta
+from nuboard.eventlog.reader import RunReader, Scalar
+from nuboard.files import layout
+from nuboard.files.jsonfile import open_regular
+
+from .downsampling import (
+    Axis,
+    axis_from_arrays,
+    reduce_axis,
+    wrap_array,
+)
 
 DEFAULT_MAX_POINTS = 60_000_000
 POINT_BYTES = 24                 # a point is a step, a wall time and a value: 8 bytes each

@@ -12,11 +12,12 @@ import time
 from flask import Blueprint, abort, render_template, request
 from sqlalchemy import select
 
-from .. import layout
-from ..catalog.tables import runs as runs_t
-from ..catalog.tables import scalars as scalars_t
-from ..jsonfile import read_json
-from ..records import display_status
+from nuboard.catalog.tables import runs as runs_t
+from nuboard.catalog.tables import scalars as scalars_t
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json
+from nuboard.files.records import display_status
+
 from .app import catalogs, root_dir, series_cache, wants_json
 from .chartdata import series_payload
 from .runs_page import known_project

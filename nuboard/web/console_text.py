@@ -11,7 +11,7 @@ import os
 import re
 from typing import BinaryIO, NamedTuple
 
-from ..jsonfile import NotRegularFileError, open_regular
+from nuboard.files.jsonfile import NotRegularFileError, open_regular
 
 DEFAULT_LIMIT = 2 * 1024 * 1024
 

@@ -13,11 +13,12 @@ from urllib.parse import quote
 
 from flask import Blueprint, Response, abort, render_template, request
 
-from .. import layout
+from nuboard.files import layout
+
 from . import security
 from .app import root_dir, wants_json
 from .containment import OutsideError, clean_parts, is_regular, open_inside, resolve_inside
-from .run_page import tab_overview, known_run
+from .run_page import known_run, tab_overview
 
 files = Blueprint("files", __name__)
 MAX_ENTRIES = 5000

@@ -8,8 +8,8 @@ from typing import Any
 
 from flask import Flask
 
-from ..artifacts.form import format_size
-from ..records import format_duration, format_local_time
+from nuboard.artifacts.form import format_size
+from nuboard.files.records import format_duration, format_local_time
 
 
 def cell(value: Any) -> str:
@@ -53,7 +53,7 @@ def query_quote(value: str) -> str:
 
 def age(iso: Any) -> str:
     """How long ago an ISO time was: '42s ago', '3m 05s ago', '2d 03h ago'; '' when unknown."""
-    from ..records import parse_time
+    from nuboard.files.records import parse_time
     when = parse_time(iso) if isinstance(iso, str) else None
     if when is None:
         return ""

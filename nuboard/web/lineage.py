@@ -24,8 +24,9 @@ from typing import Iterable
 
 from sqlalchemy import and_, select, tuple_
 
-from ..catalog.tables import artifacts, lineage, runs, versions
-from ..records import display_status
+from nuboard.catalog.tables import artifacts, lineage, runs, versions
+from nuboard.files.records import display_status
+
 from .lineage_svg import render_svg
 
 __all__ = ["Node", "Edge", "Graph", "lineage_graph", "graph_json", "render_svg",

@@ -4,12 +4,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import layout
-from ..catalog.run_doc import check_run_doc
-from ..catalog.sync import flatten_config
-from ..records import format_duration, parse_time, run_duration
-from ..jsonfile import read_json
-from ..status import HeartbeatWatch, heartbeat_mtime, run_status
+from nuboard.catalog.run_doc import check_run_doc
+from nuboard.catalog.sync import flatten_config
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json
+from nuboard.files.records import format_duration, parse_time, run_duration
+from nuboard.files.status import HeartbeatWatch, heartbeat_mtime, run_status
+
 from .containment import open_file_inside
 from .runs_table import config_value
 
@@ -98,7 +99,8 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
         "python": doc.get("python"), "platform": doc.get("platform"),
         "start": doc.get("start_time"), "end": doc.get("end_time"),
         "duration_s": duration, "duration": format_duration(duration),
-        "config": config, "config_more": max(0, len(flat) - CONFIG_ROWS), "git": env.get("git") if isinstance(env.get("git"), dict) else None,
+        "config": config, "config_more": max(0, len(flat) - CONFIG_ROWS),
+        "git": env.get("git") if isinstance(env.get("git"), dict) else None,
         "patch": patch, "patch_cut": patch_cut, "command": command,
         "packages": [p for p in (packages or "").splitlines() if p.strip()],
         "gpus": [g for g in env.get("gpus") or [] if isinstance(g, dict)],

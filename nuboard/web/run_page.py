@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, current_app, render_template, request
 
-from .. import layout
-from ..edits import EditConflictError, edit_notes
-from ..errors import NuBoardError
-from ..names import check_folder_name
-from ..status import HeartbeatWatch
+from nuboard.errors import NuBoardError
+from nuboard.files import layout
+from nuboard.files.edits import EditConflictError, edit_notes
+from nuboard.files.names import check_folder_name
+from nuboard.files.status import HeartbeatWatch
+
 from .app import catalogs, is_fragment, root_dir, wants_json
 from .console_text import ConsoleView, read_console_file
 from .containment import open_file_inside

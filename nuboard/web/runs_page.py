@@ -6,9 +6,10 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 
-from ..catalog.query import QuerySyntaxError
-from ..errors import NuBoardError
-from ..names import check_project
+from nuboard.catalog.query import QuerySyntaxError
+from nuboard.errors import NuBoardError
+from nuboard.files.names import check_project
+
 from . import runs_table, views
 from .app import catalogs, is_fragment, root_dir, wants_json
 

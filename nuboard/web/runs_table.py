@@ -15,9 +15,9 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from ..catalog.query import compile_query
-from ..catalog.tables import config, runs, scalars, tags
-from ..records import run_record
+from nuboard.catalog.query import compile_query
+from nuboard.catalog.tables import config, runs, scalars, tags
+from nuboard.files.records import run_record
 
 BASE_COLUMNS = ("status", "name", "id", "start", "duration", "tags", "group", "host")
 DEFAULT_COLUMNS = ("status", "name", "start", "duration", "tags", "group", "host")

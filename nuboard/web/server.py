@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 from typing import Callable
 
-from ..errors import NuBoardError
+from nuboard.errors import NuBoardError
 
 DEFAULT_PORT = 6464        # TensorBoard 6006, MLflow 5000, Aim 43800 and trackio 7860 differ
 THREADS = 8

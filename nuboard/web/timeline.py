@@ -9,12 +9,15 @@ NUBOARD_TIMELINE_LIMIT changes it).
 from __future__ import annotations
 
 import time
+
 from flask import Blueprint, current_app, render_template, request, url_for
 
-from ..catalog.query import QuerySyntaxError
+from nuboard.catalog.query import QuerySyntaxError
+
 from .app import catalogs, wants_json
 from .runs_page import known_project
-from .timeline_data import LIMIT, SessionCache, timeline as timeline_of
+from .timeline_data import LIMIT, SessionCache
+from .timeline_data import timeline as timeline_of
 
 timeline = Blueprint("timeline", __name__)
 REFRESH_S = 5

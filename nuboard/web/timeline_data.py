@@ -16,11 +16,11 @@ from typing import Callable
 
 from sqlalchemy import func, select
 
-from .. import layout
-from ..catalog.query import compile_query
-from ..catalog.tables import artifacts, lineage, runs, scalars, versions
-from ..jsonfile import read_json
-from ..records import display_status, parse_time
+from nuboard.catalog.query import compile_query
+from nuboard.catalog.tables import artifacts, lineage, runs, scalars, versions
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json
+from nuboard.files.records import display_status, parse_time
 
 LIMIT = 2000
 SESSION_CACHE_SIZE = 50_000

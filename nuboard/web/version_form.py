@@ -12,11 +12,21 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..artifacts.form import (FieldError, check_path, check_target, format_count, format_size,
-                              parse_description, parse_meta, parse_store, parse_type)
-from ..artifacts.manifest import read_manifest
-from ..artifacts.store import latest_version, version_dir
-from .. import layout
+from nuboard.artifacts.form import (
+    FieldError,
+    check_path,
+    check_target,
+    format_count,
+    format_size,
+    parse_description,
+    parse_meta,
+    parse_store,
+    parse_type,
+)
+from nuboard.artifacts.manifest import read_manifest
+from nuboard.artifacts.store import latest_version, version_dir
+from nuboard.files import layout
+
 from .containment import OutsideError, resolve_inside
 
 MANY_FILES = 10_000
@@ -209,7 +219,7 @@ def same_as_latest(root: Path, project: str, name: str, source, *, read_data: bo
     if doc.get("storage") == "copy":
         if not read_data:
             return None
-        from ..artifacts.manifest import sha256_file
+        from nuboard.artifacts.manifest import sha256_file
         for rel, _ in source.listing:
             path = source.real if source.single else source.real / rel
             if sha256_file(path) != listed[rel].get("sha256"):

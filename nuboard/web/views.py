@@ -9,10 +9,10 @@ import contextlib
 import json
 from pathlib import Path
 
-from .. import layout
-from ..errors import NuBoardError
-from ..catalog.engine import file_lock
-from ..jsonfile import read_json, write_json_atomic
+from nuboard.catalog.engine import file_lock
+from nuboard.errors import NuBoardError
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json, write_json_atomic
 
 VIEWS_FILE = "views.json"
 MAX_VIEWS = 500
@@ -129,7 +129,8 @@ def delete_view(root: Path, project: str, name: str) -> bool:
 def index_views(catalog, views: list[dict]) -> None:
     """Mirror the saved views into the catalog's `views` table (for `nuboard sql`)."""
     from sqlalchemy import delete
-    from ..catalog.tables import views as table
+
+    from nuboard.catalog.tables import views as table
     with catalog.writer.begin() as conn:
         conn.execute(delete(table).where(table.c.project_id == catalog.project_id))
         for v in views:

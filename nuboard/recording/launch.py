@@ -10,9 +10,9 @@ import hashlib
 import time
 from pathlib import Path
 
-from . import layout
-from .errors import InvalidArgumentError, NuBoardError
-from .jsonfile import read_json, write_json_atomic
+from nuboard.errors import InvalidArgumentError, NuBoardError
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json, write_json_atomic
 
 LAUNCHES = ".launches"
 WAIT_SECONDS = 300.0

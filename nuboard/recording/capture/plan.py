@@ -10,10 +10,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import layout
-from .environment import (Deadline, capture_git, command_line, default_code_dir,
-                          installed_packages, write_files)
-from .ranks import Ranks
+from nuboard.files import layout
+from nuboard.recording.ranks import Ranks
+
+from .environment import (
+    Deadline,
+    capture_git,
+    command_line,
+    default_code_dir,
+    installed_packages,
+    write_files,
+)
 
 ENV_BUDGET = 2.0        # seconds that git and nvidia-smi may hold nb.init, together
 

@@ -16,9 +16,10 @@ from array import array
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from . import layout
-from .jsonfile import TEMP_PREFIX, open_regular
-from .scalars import RunReader, Scalar
+from nuboard.files import layout
+from nuboard.files.jsonfile import TEMP_PREFIX, open_regular
+
+from .reader import RunReader, Scalar
 
 PARQUET_FORMAT = 1
 

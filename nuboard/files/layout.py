@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from .errors import InvalidTypeError
+from nuboard.errors import InvalidTypeError
 
 RUN_JSON = "run.json"
 HEARTBEAT = "heartbeat"
@@ -86,7 +86,7 @@ def resource_dir(name: str) -> Path:
     Inside an installed wheel it sits in the package; in a checkout (also an editable
     install) it sits beside the package, at the top of the repository.
     """
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # nuboard/, above files/
     inside = package / name
     if inside.is_dir():
         return inside

@@ -3,7 +3,7 @@
 A GPU is a dict ``{"device": "cuda:i", "index": <index on the machine>, "uuid": "GPU-...",
 "model": "NVIDIA H100 80GB HBM3", "memory_gb": 79.65}``; ``cuda:i`` numbers the GPUs in the
 order CUDA_VISIBLE_DEVICES lists them, as PyTorch does, and ``index`` is nvidia-smi's.
-GB means GiB (2**30 bytes), as in nuboard.system.
+GB means GiB (2**30 bytes), as in nuboard.recording.capture.system.
 
 nvidia-smi runs in its own process group with a timeout; one that hangs is killed with what it
 started. Every failure (missing, non-zero exit, hang, output that is not its CSV) gives None:
@@ -19,7 +19,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
-from .errors import InvalidArgumentError
+from nuboard.errors import InvalidArgumentError
 
 GIB = 1 << 30
 QUERY_GPUS = ("--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader,nounits")

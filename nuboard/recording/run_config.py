@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import InvalidArgumentError, InvalidTypeError
+from nuboard.errors import InvalidArgumentError, InvalidTypeError
 
 MAX_DEPTH = 64
 MAX_CONFIG_BYTES = 16 * 1024 * 1024

@@ -17,11 +17,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import layout
-from .jsonfile import read_json, write_json_atomic
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json, write_json_atomic
 
 if TYPE_CHECKING:
-    from .artifacts import Artifact
+    from nuboard.artifacts import Artifact
+
     from .run import Run
 
 USES = ".uses"
@@ -35,7 +36,7 @@ def run_root(run: "Run") -> Path:
 
 def record(run: "Run", kind: str, artifact: "Artifact") -> None:
     """Add one version to the run's inputs or outputs in run.json (once), under its lock."""
-    from .edits import run_json_lock
+    from nuboard.files.edits import run_json_lock
     entry = {"project": artifact.project, "name": artifact.name, "version": artifact.version,
              "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     path = run._abs / layout.RUN_JSON
@@ -113,8 +114,8 @@ def read_uses(project_path: Path) -> list[dict]:
 
 def add(run: "Run", name: str, path: Any, **options: Any) -> "Artifact":
     """Run.add_artifact: 'name' in the run's project, or 'project/name' in another."""
-    from .artifacts import add_artifact
-    from .artifacts.names import split_artifact_name
+    from nuboard.artifacts import add_artifact
+    from nuboard.artifacts.names import split_artifact_name
     project, bare = split_artifact_name(name, run.project)
     artifact = add_artifact(project, bare, path, dir=run_root(run),
                             producer={"project": run.project, "run_id": run.id}, **options)
@@ -124,7 +125,7 @@ def add(run: "Run", name: str, path: Any, **options: Any) -> "Artifact":
 
 def use(run: "Run", spec: str, stacklevel: int = 3) -> "Artifact":
     """Run.use_artifact: find the version, record the use, check its files (warn once)."""
-    from .artifacts import get_artifact
+    from nuboard.artifacts import get_artifact
     root = run_root(run)
     artifact = get_artifact(spec, project=run.project, dir=root)
     record(run, "inputs", artifact)

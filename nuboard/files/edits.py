@@ -13,8 +13,9 @@ import fcntl
 import os
 from pathlib import Path
 
+from nuboard.errors import NuBoardError, RunNotFoundError
+
 from . import layout
-from .errors import NuBoardError, RunNotFoundError
 from .jsonfile import read_json, write_json_atomic
 from .names import MAX_NOTES, check_label
 from .sigterm import defer_sigterm

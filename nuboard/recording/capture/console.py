@@ -17,7 +17,7 @@ import warnings
 import weakref
 from pathlib import Path
 
-from .sigterm import defer_sigterm
+from nuboard.files.sigterm import defer_sigterm
 
 _live: weakref.WeakSet[ConsoleCapture] = weakref.WeakSet()   # what a forked child turns off
 

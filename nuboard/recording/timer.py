@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from .names import check_scalar_name
+from nuboard.files.names import check_scalar_name
 
 
 class Timer:

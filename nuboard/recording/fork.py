@@ -6,8 +6,9 @@ import time
 from array import array
 from pathlib import Path
 
-from . import events, layout
-from .scalars import RunReader
+from nuboard.eventlog import logfile
+from nuboard.eventlog.reader import RunReader
+from nuboard.files import layout
 
 
 def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:
@@ -22,14 +23,14 @@ def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:
     for rank in ranks:
         reader = RunReader(parent, rank)
         reader.refresh()
-        salt = events.new_salt()
-        parts = [events.file_header(salt), events.meta_record({
+        salt = logfile.new_salt()
+        parts = [logfile.file_header(salt), logfile.meta_record({
             "format": 1, "rank": rank, "session": 0, "forked_from": parent.name,
             "fork_step": step, "pid": os.getpid(), "start_time": time.time()}, salt)]
         count = 0
         for key_id, (name, s) in enumerate(reader.scalars().items()):
             keep = [i for i, st in enumerate(s.steps) if st <= step]
-            parts.append(events.key_record(key_id, name, salt))
+            parts.append(logfile.key_record(key_id, name, salt))
             if not keep:
                 continue
             if len(keep) == len(s.steps):
@@ -40,7 +41,7 @@ def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:
                 values = array("d", (s.values[i] for i in keep))
             for lo in range(0, len(values), 1 << 16):
                 hi = lo + (1 << 16)
-                parts.append(events.points_record(key_id, steps[lo:hi], walls[lo:hi], values[lo:hi],
+                parts.append(logfile.points_record(key_id, steps[lo:hi], walls[lo:hi], values[lo:hi],
                                                   salt))
             count += len(values)
         path = child / layout.log_name(rank, 0)

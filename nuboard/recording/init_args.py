@@ -5,7 +5,7 @@ import math
 import sys
 from typing import Any
 
-from .errors import InvalidArgumentError, InvalidTypeError
+from nuboard.errors import InvalidArgumentError, InvalidTypeError
 
 SYSTEM_GROUPS = ("cpu", "memory", "gpu")
 RESUME_MODES = ("must", "auto")

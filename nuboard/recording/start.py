@@ -7,17 +7,38 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import layout
-from .errors import InvalidArgumentError, InvalidTypeError, NuBoardError, RunExistsError, RunNotFoundError
-from .jsonfile import clean_stray_temps, read_json, write_json_atomic
-from .names import (MAX_NOTES, RESERVED_DEFAULTS, check_folder_name, check_label, check_prefix,
-                    check_project, check_tags, new_run_id)
-from .options import (check_flag, check_fork_from, check_interval, check_resume,
-                      check_system_devices, check_system_metrics)
+from nuboard.errors import (
+    InvalidArgumentError,
+    InvalidTypeError,
+    NuBoardError,
+    RunExistsError,
+    RunNotFoundError,
+)
+from nuboard.eventlog.writer import Heartbeat
+from nuboard.files import layout
+from nuboard.files.jsonfile import clean_stray_temps, read_json, write_json_atomic
+from nuboard.files.names import (
+    MAX_NOTES,
+    RESERVED_DEFAULTS,
+    check_folder_name,
+    check_label,
+    check_prefix,
+    check_project,
+    check_tags,
+    new_run_id,
+)
+from nuboard.files.status import hostname
+
+from .init_args import (
+    check_flag,
+    check_fork_from,
+    check_interval,
+    check_resume,
+    check_system_devices,
+    check_system_metrics,
+)
 from .ranks import detect_ranks
 from .run import Run, _iso_now, defers_sigterm
-from .status import hostname
-from .writer import Heartbeat
 
 RUN_FORMAT = 1
 
@@ -97,7 +118,7 @@ def init(
     run_name = name_given or "run"
     config_doc = None
     if config is not None:
-        from .config import to_config     # dataclasses and datetime only when needed
+        from .run_config import to_config  # dataclasses and datetime only when needed
         config_doc = to_config(config)
     root = layout.resolve_root(dir)
     tags = check_tags(tags) if tags is not None else None
@@ -132,7 +153,12 @@ def init(
         check_folder_name(fork[0], "fork_from run id")
 
     ranks = detect_ranks()
-    from .capture import Plan, record_environment, start_services, write_environment_files
+    from nuboard.recording.capture.plan import (
+        Plan,
+        record_environment,
+        start_services,
+        write_environment_files,
+    )
     plan = Plan(groups=groups, devices=devices, capture_env=capture_env,
                 capture_console=capture_console, ranks=ranks)
     runs = layout.runs_dir(root, project)
@@ -302,7 +328,7 @@ def _record_session(folder: Path, project: str, base: dict, mine: dict, entry: d
     this process changed from `base`, its session `entry` (instead of `replaces`, its own
     provisional entry) and the status 'running'.
     """
-    from .edits import run_json_lock
+    from nuboard.files.edits import run_json_lock
     with run_json_lock(folder):
         current = _read_run_json(folder, project)
         doc = dict(current)

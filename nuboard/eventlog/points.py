@@ -9,7 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import InvalidArgumentError, InvalidTypeError
+from nuboard.errors import InvalidArgumentError, InvalidTypeError
 
 MAX_STEP = (1 << 63) - 1     # steps are int64
 

@@ -32,7 +32,7 @@ import zlib
 from array import array
 from pathlib import Path
 
-from .jsonfile import open_regular
+from nuboard.files.jsonfile import open_regular
 
 FILE_MAGIC = b"NBEV"
 FORMAT_VERSION = 2          # the format written; 1 (no salt) is still read

@@ -14,17 +14,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import layout, sigterm
-from .edits import run_json_lock      # imported here: a SIGTERM handler must not import
-from .errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
-from .jsonfile import read_json, write_json_atomic
-from .names import check_scalar_name
-from .points import MAX_STEP, as_step, as_value, as_values, as_wall, step_error
-from .sigterm import defer_sigterm
-from .writer import SERIES_CAP, EventWriter, Group, Series
+from nuboard.errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
+from nuboard.eventlog.points import MAX_STEP, as_step, as_value, as_values, as_wall, step_error
+from nuboard.eventlog.writer import SERIES_CAP, EventWriter, Group, Series
+from nuboard.files import layout, sigterm
+from nuboard.files.edits import run_json_lock  # imported here: a SIGTERM handler must not import
+from nuboard.files.jsonfile import read_json, write_json_atomic
+from nuboard.files.names import check_scalar_name
+from nuboard.files.sigterm import defer_sigterm
 
 if TYPE_CHECKING:
-    from .artifacts import Artifact
+    from nuboard.artifacts import Artifact
+
     from .timer import Timer
 
 STATUSES = ("finished", "crashed", "killed", "failed")
@@ -312,7 +313,7 @@ class Run:
         training thread or the sampler, whichever needs it first)."""
         with self._read_lock:
             if self._last_steps is None:
-                from .scalars import RunReader
+                from nuboard.eventlog.reader import RunReader
                 reader = RunReader(self._abs, rank=self.rank, sessions_below=self.session)
                 reader.refresh()
                 self._last_steps = reader.last_steps()
@@ -431,7 +432,7 @@ class Run:
         if importlib.util.find_spec("pyarrow") is None:
             return
         try:
-            from .compact import write_parquet
+            from nuboard.eventlog.parquet import write_parquet
             write_parquet(self._abs, rank=self.rank)
         except Exception as exc:  # compaction is an optimisation; the logs stay the record
             warnings.warn(f"nuboard: could not write {self._abs / layout.PARQUET}: {exc}",

@@ -22,9 +22,11 @@ import warnings
 from array import array
 from pathlib import Path
 
-from . import events
-from .jsonfile import write_json_atomic
-from .sigterm import block_signals, defer_sigterm, pending as sigterm_pending
+from nuboard.files.jsonfile import write_json_atomic
+from nuboard.files.sigterm import block_signals, defer_sigterm
+from nuboard.files.sigterm import pending as sigterm_pending
+
+from . import logfile
 
 SERIES_CAP = 1 << 18        # points buffered per scalar before add_scalar waits for the writer
 RECORD_POINTS = 1 << 16     # points per POINTS record at most
@@ -84,8 +86,8 @@ class EventWriter:
         flags = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)   # claimed by nb.init
         self.fd = os.open(path, flags, 0o644)
         self.size = 0
-        self.salt = salt = events.new_salt()     # frames of this file check out only with it
-        head = events.file_header(salt) + events.meta_record(meta, salt)
+        self.salt = salt = logfile.new_salt()     # frames of this file check out only with it
+        head = logfile.file_header(salt) + logfile.meta_record(meta, salt)
         self._pending = b"" if self._write(head) else head   # a full disk: retry with the next write
         self._thread = threading.Thread(target=self._loop, name="nuboard-writer", daemon=True)
         self._thread.start()
@@ -250,10 +252,10 @@ def _pack_points(parts: list, s: Series, steps: array, walls: array, values: arr
                  n: int, salt: int) -> None:
     """Append the records of a scalar's first n points (steps, walls, values) to parts."""
     # Each batch names its keys again: a damaged KEY record costs one batch, not a file.
-    parts.append(events.key_record(s.key_id, s.name, salt))
+    parts.append(logfile.key_record(s.key_id, s.name, salt))
     for lo in range(0, n, RECORD_POINTS):
         hi = min(n, lo + RECORD_POINTS)
-        parts.append(events.points_record(s.key_id, steps[lo:hi], walls[lo:hi], values[lo:hi], salt))
+        parts.append(logfile.points_record(s.key_id, steps[lo:hi], walls[lo:hi], values[lo:hi], salt))
 
 
 class Heartbeat:

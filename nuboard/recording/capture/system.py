@@ -13,7 +13,7 @@ Names (under the run's system prefix, "system" unless changed):
 GB means GiB (2**30 bytes) throughout, as nvidia-smi's MiB and PyTorch's allocator count.
 
 Sources: /proc on Linux; elsewhere psutil when it can be imported (never on Linux);
-os.times() for the process's CPU time everywhere; nvidia-smi through nuboard.gpus. On Linux
+os.times() for the process's CPU time everywhere; nvidia-smi through nuboard.recording.capture.gpus. On Linux
 this module imports nothing outside the standard library, and it never imports torch: the
 torch scalars are read only when the script has imported torch, the CUDA ones only when the
 script has initialized CUDA (torch.cuda.is_initialized()), so sampling never creates a CUDA
@@ -33,9 +33,10 @@ import time
 import warnings
 from collections.abc import Callable
 
-from .errors import InvalidArgumentError
+from nuboard.errors import InvalidArgumentError
+from nuboard.files.sigterm import block_signals, signals_unblocked
+
 from .gpus import cuda_index, sample_gpus
-from .sigterm import block_signals, signals_unblocked
 
 GIB = 1 << 30
 GROUPS = ("cpu", "memory", "gpu")
@@ -53,8 +54,8 @@ class SystemSampler:
     Args:
         log: called from the sampler thread with each whole sample, {full name: value}.
         groups: which of "cpu", "memory", "gpu" to sample.
-        gpus: the visible GPUs, from nuboard.gpus.query_gpus (None: no nvidia-smi).
-        devices: cuda indices to track, from nuboard.gpus.check_devices (None: all visible).
+        gpus: the visible GPUs, from nuboard.recording.capture.gpus.query_gpus (None: no nvidia-smi).
+        devices: cuda indices to track, from nuboard.recording.capture.gpus.check_devices (None: all visible).
         track_mps, track_cuda: whether MPS / CUDA scalars are wanted (nvidia-smi's are CUDA's).
         interval: seconds between samples.
         prefix: the first segment of every name, such as "system".

@@ -5,7 +5,8 @@ import os
 import time
 from typing import Iterable
 
-from .errors import InvalidNameError, InvalidTypeError
+from nuboard.errors import InvalidNameError, InvalidTypeError
+
 from .layout import PROJECT_ENTRIES
 
 MAX_SEGMENT = 128          # a project segment or a run id

@@ -1,0 +1,229 @@
+"""Reading a run's scalars back: sessions merged by the resume rule, live or from data.parquet."""
+from __future__ import annotations
+
+import os
+from array import array
+from pathlib import Path
+from typing import Iterable, NamedTuple
+
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json
+from nuboard.files.names import RESERVED_DEFAULTS
+
+from .logfile import LogReader, ReadStats
+
+
+class Scalar(NamedTuple):
+    """One scalar's points: steps (array of int64), wall times and values (arrays of float64).
+
+    The arrays support the buffer protocol: numpy.frombuffer(s.values) costs no copy.
+    """
+    steps: array
+    wall_times: array
+    values: array
+
+    def __len__(self) -> int:   # type: ignore[override]
+        return len(self.values)
+
+
+class _Part:
+    __slots__ = ("steps", "walls", "values")
+
+    def __init__(self, steps: array, walls: array, values: array):
+        self.steps, self.walls, self.values = steps, walls, values
+
+
+class RunReader:
+    """Reads one rank of a run from its event logs, and keeps up as they grow.
+
+    reader = RunReader(run.path); reader.refresh(); reader.scalars(["train/loss"])
+    Call refresh() again later to read only what was appended since (live charts).
+    """
+
+    def __init__(self, path: "str | os.PathLike[str]", rank: int = 0,
+                 sessions_below: int | None = None):
+        self.path = Path(path)
+        self.rank = rank
+        self.sessions_below = sessions_below
+        self._own: frozenset[str] | None = None    # the run's prefixes, from run.json
+        self._readers: dict[int, LogReader] = {}
+        self._parts: dict[int, dict[str, _Part]] = {}
+
+    def refresh(self) -> bool:
+        """Read what was appended to the logs since the last call; True when anything was."""
+        grew = False
+        for _, session, path in layout.list_logs(self.path, self.rank):
+            if self.sessions_below is not None and session >= self.sessions_below:
+                continue
+            reader = self._readers.get(session)
+            if reader is None:
+                reader = self._readers[session] = LogReader(path)
+                self._parts[session] = {}
+            parts = self._parts[session]
+            for chunk in reader.read():
+                grew = True
+                part = parts.get(chunk.name)
+                if part is None:
+                    parts[chunk.name] = _Part(chunk.steps, chunk.walls, chunk.values)
+                else:
+                    part.steps.extend(chunk.steps)
+                    part.walls.extend(chunk.walls)
+                    part.values.extend(chunk.values)
+        return grew
+
+    @property
+    def stats(self) -> ReadStats:
+        """What the readers met, summed over the session files."""
+        total = ReadStats()
+        for reader in self._readers.values():
+            s = reader.stats
+            total.records += s.records
+            total.corrupt_records += s.corrupt_records
+            total.bad_records += s.bad_records
+            total.torn_tail_bytes += s.torn_tail_bytes
+            total.header_ok = total.header_ok and s.header_ok
+            total.problems.extend(s.problems)
+        return total
+
+    def names(self) -> list[str]:
+        """Every scalar name of this rank, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for session in sorted(self._parts):
+            for name in self._parts[session]:
+                seen.setdefault(name, None)
+        return list(seen)
+
+    def sources(self) -> list[tuple[str, int]]:
+        """The log files read and how many bytes of each were read."""
+        return [(r.path.name, r.offset) for _, r in sorted(self._readers.items())]
+
+    def last_steps(self) -> dict[str, int]:
+        """Each scalar's last step, after merging sessions."""
+        out = {}
+        for name, s in self.scalars().items():
+            if len(s.steps):
+                out[name] = max(s.steps)
+        return out
+
+    def scalars(self, keys: Iterable[str] | None = None) -> dict[str, Scalar]:
+        """The scalars, each merged over sessions by the resume rule.
+
+        For each of the script's scalars, the first step a session logged hides that
+        scalar's points of earlier sessions at that step or later. The run's own scalars
+        (under its system and timing prefixes) hide nothing: every session's points are
+        kept, in session order.
+        """
+        wanted = self.names() if keys is None else list(keys)
+        if self._own is None:
+            self._own = own_prefixes(self.path)
+        out = {}
+        for name in wanted:
+            own = name.split("/", 1)[0] in self._own
+            merged: _Part | None = None
+            for session in sorted(self._parts):
+                part = self._parts[session].get(name)
+                if part is None or not len(part.values):
+                    continue
+                if merged is None:
+                    merged = _Part(array("q", part.steps), array("d", part.walls),
+                                   array("d", part.values))
+                    continue
+                if not own:
+                    _hide_from(merged, part.steps[0])
+                merged.steps.extend(part.steps)
+                merged.walls.extend(part.walls)
+                merged.values.extend(part.values)
+            if merged is not None:
+                out[name] = Scalar(merged.steps, merged.walls, merged.values)
+        return out
+
+
+def own_prefixes(run_dir: Path) -> frozenset[str]:
+    """The run's system and timing prefixes from its run.json (the defaults when unreadable)."""
+    try:
+        found = frozenset(p for p in read_json(run_dir / layout.RUN_JSON)["prefixes"].values()
+                          if isinstance(p, str))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        found = frozenset()
+    return found or frozenset(RESERVED_DEFAULTS)
+
+
+def _hide_from(merged: _Part, first: int) -> None:
+    """Drop the points at step `first` or later (a later session takes over from there)."""
+    steps = merged.steps
+    if not len(steps) or max(steps) < first:
+        return
+    keep = [i for i, s in enumerate(steps) if s < first]
+    if len(keep) == len(steps):
+        return
+    if keep == list(range(len(keep))):
+        del steps[len(keep):]
+        del merged.walls[len(keep):]
+        del merged.values[len(keep):]
+        return
+    merged.steps = array("q", (steps[i] for i in keep))
+    merged.walls = array("d", (merged.walls[i] for i in keep))
+    merged.values = array("d", (merged.values[i] for i in keep))
+
+
+def read_scalars(path: "str | os.PathLike[str]", keys: "str | Iterable[str] | None" = None,
+                 rank: int = 0) -> dict[str, Scalar]:
+    """Read a run's scalars: {name: Scalar(steps, wall_times, values)}.
+
+    Reads data.parquet when it is present and was built from exactly the logs on disk,
+    else the event logs (also of a run that is still being written).
+
+    Args:
+        path: the run folder (run.path): one with a run.json or an event log.
+        keys: the scalar names wanted (a str is one name); None for all.
+        rank: which rank's logs.
+
+    Raises:
+        RunNotFoundError (a ValueError): path is missing or not a run folder.
+        TypeError: keys that are not a str or an iterable of str; a rank that is not an int.
+        ValueError: a negative rank.
+    """
+    path, keys = _check_read_args(path, keys, rank)
+    if (path / layout.PARQUET).is_file():
+        from .parquet import read_parquet_if_current
+        found = read_parquet_if_current(path, keys, rank)
+        if found is not None:
+            return found
+    reader = RunReader(path, rank)
+    reader.refresh()
+    return reader.scalars(keys)
+
+
+def _check_read_args(path, keys, rank) -> tuple[Path, list[str] | None]:
+    """read_scalars' arguments checked: the run folder, and keys as a list (or None)."""
+    from nuboard.errors import InvalidArgumentError, InvalidTypeError, RunNotFoundError
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidTypeError(f"path must be a str or a path, not {type(path).__name__} ({path!r:.80})")
+    if isinstance(rank, bool) or not isinstance(rank, int):
+        raise InvalidTypeError(f"rank must be an int, not {type(rank).__name__} ({rank!r:.80})")
+    if rank < 0:
+        raise InvalidArgumentError(f"rank {rank} is negative: ranks count from 0.")
+    if keys is not None:
+        if isinstance(keys, str):
+            keys = [keys]
+        else:
+            try:
+                keys = list(keys)
+            except TypeError:
+                raise InvalidTypeError(
+                    f"keys must be a scalar name or a list of names, not {type(keys).__name__} "
+                    f"({keys!r:.80}).") from None
+            for key in keys:
+                if not isinstance(key, str):
+                    raise InvalidTypeError(f"keys entry {key!r:.80} must be a str, not {type(key).__name__}.")
+    path = Path(path)
+    where = "Pass a run's folder (run.path, <dir>/<project>/runs/<run_id>)."
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a folder"
+        raise RunNotFoundError(f"no run folder {str(path)!r}: it {what}. {where}")
+    if not (path / layout.RUN_JSON).exists() and not layout.list_logs(path):
+        if (path / "runs").is_dir():
+            where = f"It is a project folder: pass one of its runs, {str(path / 'runs')!r}/<run_id>."
+        raise RunNotFoundError(
+            f"{str(path)!r} is not a run folder: it has no {layout.RUN_JSON} and no event log. {where}")
+    return path, keys
