@@ -36,7 +36,7 @@ class ConfirmationError(NuBoardError, RuntimeError):
 
 # ---- nuboard ls ----
 
-def query_clause(text: str | None, now: float) -> str | None:
+def checked_query(text: str | None, now: float) -> str | None:
     """The --query text, checked (None without one); QuerySyntaxError when it does not parse."""
     if text is None:
         return None
@@ -97,7 +97,7 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     now = time.time()
     from nuboard.catalog.query import QuerySyntaxError
     try:
-        query = query_clause(query, now)
+        query = checked_query(query, now)
     except QuerySyntaxError as exc:
         shown = query if len(query) <= 60 else query[:57] + "..."
         raise click.UsageError(f"bad --query {shown!r}: {exc}") from None
