@@ -7,6 +7,11 @@ instead of the run. Fields nobody reads are not checked.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+from nuboard.files import layout
+from nuboard.files.jsonfile import read_json
+
 MAX_DEPTH = 100                  # deeper documents are skipped: nothing recursive can fail later
 
 TEXT_FIELDS = ("name", "project", "group", "notes", "host", "python", "platform", "status",
@@ -56,6 +61,17 @@ def _wrong(field: str, value, rule: str) -> str:
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."
     return f"run.json field {field!r} is {shown}, not {rule}"
+
+
+def read_run_doc(folder: Path):
+    """The run folder's run.json, parsed (any JSON value: check it with check_run_doc).
+
+    Raises:
+        FileNotFoundError: there is no run.json.
+        OSError: it cannot be read (or is not a regular file).
+        ValueError: it is not JSON, or nests too deep to parse.
+    """
+    return read_json(Path(folder) / layout.RUN_JSON)
 
 
 def check_run_doc(doc: dict) -> str | None:

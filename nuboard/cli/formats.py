@@ -11,9 +11,13 @@ import json
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
-from nuboard.files.records import (
+from nuboard.files.records import (  # noqa: F401  (display_status, run_record: used as formats.*)
+    display_status,
     format_duration,
     format_local_time,
+    parse_time,
+    run_duration,
+    run_record,
 )
 
 # What `nuboard ls` shows, in order; a record (run_record) has these keys and a few more.

@@ -1,7 +1,6 @@
 """`nuboard ls`, `nuboard rm` and `nuboard reindex`: the commands around runs."""
 from __future__ import annotations
 
-import datetime as dt
 import os
 import shutil
 import sys
@@ -13,6 +12,7 @@ import click
 from nuboard.errors import NuBoardError, RunNotFoundError
 from nuboard.files import layout
 from nuboard.files.names import check_folder_name
+from nuboard.files.records import run_record
 
 from . import formats
 from .options import (
@@ -25,8 +25,6 @@ from .options import (
 )
 from .projects import check_project_exists, check_root, find_projects, open_catalog
 
-ID_CHUNK = 500
-
 
 class RunKeptError(NuBoardError, RuntimeError):
     """`nuboard rm` keeps a run: an artifact version references it, or it is still running."""
@@ -38,36 +36,22 @@ class ConfirmationError(NuBoardError, RuntimeError):
 
 # ---- nuboard ls ----
 
-def query_clause(text: str | None, now: float):
-    """The WHERE clause of --query (None without one); QuerySyntaxError when it does not parse."""
+def checked_query(text: str | None, now: float) -> str | None:
+    """The --query text, checked (None without one); QuerySyntaxError when it does not parse."""
     if text is None:
         return None
-    from nuboard.catalog.query import compile_query
-    return compile_query(text, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
+    from nuboard.catalog.run_reads import check_query
+    check_query(text, now=now)
+    return text
 
 
-def list_runs(catalog, where, limit: int | None, now: float) -> list[dict]:
-    """The project's runs that match `where`, newest first, as ls records."""
-    from sqlalchemy import select
+def list_runs(catalog, query: str | None, limit: int | None, now: float) -> list[dict]:
+    """The project's runs that match the query, newest first, as ls records."""
+    from nuboard.catalog.run_reads import find_runs, tags_by_run
 
-    from nuboard.catalog.tables import runs, tags
-
-    stmt = select(runs).where(runs.c.project_id == catalog.project_id)
-    if where is not None:
-        stmt = stmt.where(where)
-    stmt = stmt.order_by(runs.c.created.desc(), runs.c.run_id.desc())
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    with catalog.reader.connect() as conn:
-        rows = [dict(r._mapping) for r in conn.execute(stmt)]
-        by_run: dict[int, list[str]] = {r["id"]: [] for r in rows}
-        ids = list(by_run)
-        for i in range(0, len(ids), ID_CHUNK):
-            for run, tag in conn.execute(select(tags.c.run, tags.c.tag)
-                                         .where(tags.c.run.in_(ids[i:i + ID_CHUNK]))
-                                         .order_by(tags.c.run, tags.c.tag)):
-                by_run[run].append(tag)
-    return [formats.run_record(r, by_run[r["id"]], catalog.project, now) for r in rows]
+    rows = find_runs(catalog, query, now=now, limit=limit)
+    by_run = tags_by_run(catalog, [r["id"] for r in rows])
+    return [run_record(r, by_run[r["id"]], catalog.project, now) for r in rows]
 
 
 def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: bool) -> None:
@@ -113,7 +97,7 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     now = time.time()
     from nuboard.catalog.query import QuerySyntaxError
     try:
-        where = query_clause(query, now)
+        query = checked_query(query, now)
     except QuerySyntaxError as exc:
         shown = query if len(query) <= 60 else query[:57] + "..."
         raise click.UsageError(f"bad --query {shown!r}: {exc}") from None
@@ -127,7 +111,7 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     for name in names:
         with open_catalog(root, name) as catalog:
             report = sync(catalog)
-            records.extend(list_runs(catalog, where, limit, now))
+            records.extend(list_runs(catalog, query, limit, now))
         for line in formats.skip_lines("ls", layout.runs_dir(root, name), report):
             click.echo(line, err=True)
     records.sort(key=lambda r: (r["start"] or "", r["id"]), reverse=True)
@@ -145,11 +129,9 @@ def referencing_versions(root: Path, project: str, run_id: str) -> list[str]:
     absolute path), through each project's catalog, brought up to date for versions only.
     `nuboard rm` keeps a run for which this returns anything, unless --force.
     """
-    from sqlalchemy import select
-
     from nuboard.artifacts.paths import is_within, resolve_location
+    from nuboard.catalog.run_reads import reference_versions
     from nuboard.catalog.sync_artifacts import sync_versions
-    from nuboard.catalog.tables import artifacts, versions
 
     run_real = layout.run_dir(root, project, run_id).resolve()
     found = []
@@ -159,20 +141,15 @@ def referencing_versions(root: Path, project: str, run_id: str) -> list[str]:
             continue
         with open_catalog(root, other) as catalog:
             sync_versions(catalog)
-            with catalog.reader.connect() as conn:
-                rows = conn.execute(
-                    select(artifacts.c.name, versions.c.version, versions.c.base, versions.c.location)
-                    .join(versions, versions.c.artifact == artifacts.c.id)
-                    .where(artifacts.c.project_id == catalog.project_id,
-                           versions.c.storage == "reference", versions.c.unlinked.is_(False))
-                    .order_by(artifacts.c.name, versions.c.version)).all()
-        for name, number, base, location in rows:
+            rows = reference_versions(catalog)
+        for row in rows:
             try:
-                where, unset = resolve_location(base, location, project_path, project_path)
+                where, unset = resolve_location(row["base"], row["location"], project_path,
+                                                project_path)
             except NuBoardError:
                 continue
             if not unset and is_within(Path(os.path.realpath(where)), run_real):
-                found.append(f"{other}/{name}:v{number}")
+                found.append(f"{other}/{row['name']}:v{row['version']}")
     return found
 
 
@@ -246,10 +223,7 @@ def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
     Each folder is first renamed to a hidden name in `runs/` (which sync ignores), then its
     rows are deleted in one transaction, then the hidden folder is deleted.
     """
-    from sqlalchemy import delete
-
-    from nuboard.catalog.sync_artifacts import delete_run_links
-    from nuboard.catalog.tables import runs
+    from nuboard.catalog.run_writes import delete_runs
 
     problems: list[str] = []
     by_project: dict[str, list[str]] = {}
@@ -264,10 +238,7 @@ def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
                     trash = folder.with_name(f".removing-{run_id}-{os.getpid()}")
                     os.replace(folder, trash)
                     moved.append((run_id, trash))
-                with catalog.writer.begin() as conn:
-                    conn.execute(delete(runs).where(runs.c.project_id == catalog.project_id,
-                                                    runs.c.run_id.in_(run_ids)))
-                    delete_run_links(conn, project, run_ids)
+                delete_runs(catalog, run_ids)
             except BaseException:
                 for run_id, trash in moved:         # put the folders back: nothing removed
                     try:

@@ -10,10 +10,8 @@ import threading
 import time
 
 from flask import Blueprint, abort, render_template, request
-from sqlalchemy import select
 
-from nuboard.catalog.tables import runs as runs_t
-from nuboard.catalog.tables import scalars as scalars_t
+from nuboard.catalog import run_reads
 from nuboard.files import layout
 from nuboard.files.jsonfile import read_json
 from nuboard.files.records import display_status
@@ -52,12 +50,8 @@ def _run_rows(project: str, ids: list[str]) -> dict[str, dict]:
     run whose heartbeat stopped is 'lost': records.display_status)."""
     catalog = catalogs().get(project)
     now = time.time()
-    with catalog.reader.connect() as conn:
-        rows = conn.execute(select(runs_t.c.id, runs_t.c.run_id, runs_t.c.name, runs_t.c.status,
-                                   runs_t.c.heartbeat_mtime, runs_t.c.lost_after)
-                            .where(runs_t.c.project_id == catalog.project_id,
-                                   runs_t.c.run_id.in_(ids)))
-        found = {r.run_id: dict(r._mapping) for r in rows}
+    found = run_reads.runs_by_id(catalog, ids, ("id", "run_id", "name", "status",
+                                                "heartbeat_mtime", "lost_after"))
     for row in found.values():
         row["status"] = display_status(row["status"], row["heartbeat_mtime"], now, row["lost_after"])
     return found
@@ -66,20 +60,12 @@ def _run_rows(project: str, ids: list[str]) -> dict[str, dict]:
 def _newest_runs(project: str, count: int = 10) -> list[str]:
     """The newest runs of the project, charted when none were chosen."""
     catalog = catalogs().get(project)
-    with catalog.reader.connect() as conn:
-        return [r[0] for r in conn.execute(
-            select(runs_t.c.run_id).where(runs_t.c.project_id == catalog.project_id)
-            .order_by(runs_t.c.created.desc(), runs_t.c.run_id.desc()).limit(count))]
+    return run_reads.newest_run_ids(catalog, count)
 
 
 def _scalar_names(project: str, row_ids: list[int]) -> tuple[list[str], list[int]]:
     catalog = catalogs().get(project)
-    if not row_ids:
-        return [], [0]
-    with catalog.reader.connect() as conn:
-        found = conn.execute(select(scalars_t.c.name, scalars_t.c.rank).distinct()
-                             .where(scalars_t.c.run.in_(row_ids))).all()
-    return sorted({n for n, _ in found}), sorted({r for _, r in found}) or [0]
+    return run_reads.scalar_names_and_ranks(catalog, row_ids)
 
 
 def group_names(names: list[str], system_prefix: str = "system") -> list[tuple[str, list[str]]]:

@@ -4,10 +4,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from nuboard.catalog.run_doc import check_run_doc
+from nuboard.catalog.run_doc import check_run_doc, read_run_doc
 from nuboard.catalog.sync import flatten_config
 from nuboard.files import layout
-from nuboard.files.jsonfile import read_json
 from nuboard.files.records import format_duration, parse_time, run_duration
 from nuboard.files.status import HeartbeatWatch, heartbeat_mtime, run_status
 
@@ -64,7 +63,7 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
     """Everything the Overview tab shows, as plain data (also the page's JSON twin)."""
     folder = layout.run_dir(root, project, run_id)
     try:
-        doc = read_json(folder / layout.RUN_JSON)
+        doc = read_run_doc(folder)
     except FileNotFoundError:
         raise RunMissing(f"Run {run_id!r} not found in project {project!r}.") from None
     except (OSError, ValueError, RecursionError) as exc:

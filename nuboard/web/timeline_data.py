@@ -10,16 +10,12 @@ time kept on the run's bar).
 """
 from __future__ import annotations
 
-import datetime as dt
 import threading
 from typing import Callable
 
-from sqlalchemy import func, select
-
-from nuboard.catalog.query import compile_query
-from nuboard.catalog.tables import artifacts, lineage, runs, scalars, versions
+from nuboard.catalog import run_reads
+from nuboard.catalog.run_doc import read_run_doc
 from nuboard.files import layout
-from nuboard.files.jsonfile import read_json
 from nuboard.files.records import display_status, parse_time
 
 LIMIT = 2000
@@ -59,7 +55,7 @@ class SessionCache:
         if found is not None and found[0] == stamp:
             return found[1]
         try:
-            doc = read_json(layout.run_dir(root, project, row["run_id"]) / layout.RUN_JSON)
+            doc = read_run_doc(layout.run_dir(root, project, row["run_id"]))
         except (OSError, ValueError):
             doc = None
         listed = doc.get("sessions") if isinstance(doc, dict) else None
@@ -126,19 +122,6 @@ def version_at(created: float | None, start: float | None, stop: float | None) -
     return created
 
 
-def _last_steps(conn, row_ids: list[int]) -> dict[int, int]:
-    """The last step each run logged on rank 0 (its largest last_step)."""
-    out: dict[int, int] = {}
-    for i in range(0, len(row_ids), 500):
-        chunk = row_ids[i:i + 500]
-        for run, step in conn.execute(select(scalars.c.run, func.max(scalars.c.last_step))
-                                      .where(scalars.c.run.in_(chunk), scalars.c.rank == 0)
-                                      .group_by(scalars.c.run)):
-            if step is not None:
-                out[run] = int(step)
-    return out
-
-
 def fork_time(parent: dict, step: int | None, last_step: int | None, child_start: float | None,
               now: float) -> float | None:
     """Where a fork leaves its parent's bar: placed by step over the parent's span (step over
@@ -159,35 +142,23 @@ def fork_time(parent: dict, step: int | None, last_step: int | None, child_start
 def produced_versions(catalog, conn, run_ids: set[str],
                       other_catalog: Callable[[str], object | None]) -> dict[str, list[dict]]:
     """Versions each run made, by run id: in this project (the versions' producer) and in
-    others (lineage 'produced' edges of this project's runs), with type, time and state."""
+    others (lineage 'produced' edges of this project's runs), with type, time and state.
+
+    conn: not used (each read opens its own); kept for the callers that pass one.
+    """
     project = catalog.project
     wanted: dict[tuple[str, str, int], set[str]] = {}
-    for run_id, a_project, name, number in conn.execute(
-            select(lineage.c.run_id, lineage.c.artifact_project, lineage.c.artifact_name,
-                   lineage.c.version).distinct()
-            .where(lineage.c.kind == "produced", lineage.c.run_project == project)):
+    for run_id, a_project, name, number in run_reads.produced_refs(catalog):
         if run_id in run_ids:
-            wanted.setdefault((a_project, name, int(number)), set()).add(run_id)
-    for run_id, name, number in conn.execute(
-            select(versions.c.producer_run, artifacts.c.name, versions.c.version)
-            .join(artifacts, artifacts.c.id == versions.c.artifact)
-            .where(artifacts.c.project_id == catalog.project_id,
-                   versions.c.producer_project == project, versions.c.producer_run.isnot(None))):
-        if run_id in run_ids:
-            wanted.setdefault((project, name, int(number)), set()).add(run_id)
+            wanted.setdefault((a_project, name, number), set()).add(run_id)
     details: dict[tuple[str, str, int], dict] = {}
     by_project: dict[str, set[str]] = {}
     for a_project, name, _ in wanted:
         by_project.setdefault(a_project, set()).add(name)
     for a_project, names in by_project.items():
-        if a_project == project:
-            details.update(_version_rows(catalog, conn, names))
-            continue
-        other = other_catalog(a_project)
-        if other is None:
-            continue
-        with other.reader.connect() as other_conn:
-            details.update(_version_rows(other, other_conn, names))
+        other = catalog if a_project == project else other_catalog(a_project)
+        if other is not None:
+            details.update(run_reads.version_facts(other, names))
     out: dict[str, list[dict]] = {}
     for key in sorted(wanted):
         a_project, name, number = key
@@ -204,22 +175,6 @@ def produced_versions(catalog, conn, run_ids: set[str],
     return out
 
 
-def _version_rows(catalog, conn, names: set[str]) -> dict[tuple[str, str, int], dict]:
-    out = {}
-    names_list = sorted(names)
-    for i in range(0, len(names_list), 500):
-        chunk = names_list[i:i + 500]
-        for row in conn.execute(
-                select(artifacts.c.name, versions.c.version, versions.c.type, artifacts.c.type
-                       .label("artifact_type"), versions.c.created, versions.c.unlinked)
-                .join(artifacts, artifacts.c.id == versions.c.artifact)
-                .where(artifacts.c.project_id == catalog.project_id, artifacts.c.name.in_(chunk))):
-            out[(catalog.project, row.name, int(row.version))] = {
-                "type": row.type or row.artifact_type, "created": row.created,
-                "unlinked": bool(row.unlinked)}
-    return out
-
-
 def timeline(catalog, *, query: str = "", now: float, sessions: SessionCache,
              other_catalog: Callable[[str], object | None] = lambda project: None,
              limit: int = LIMIT) -> dict:
@@ -233,24 +188,16 @@ def timeline(catalog, *, query: str = "", now: float, sessions: SessionCache,
     Raises:
         QuerySyntaxError: the query does not parse.
     """
-    where = runs.c.project_id == catalog.project_id
-    if query.strip():
-        where = where & compile_query(query, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
-    columns = (runs.c.id, runs.c.run_id, runs.c.name, runs.c.status, runs.c.created,
-               runs.c.ended, runs.c.heartbeat_mtime, runs.c.lost_after, runs.c.parent_run_id,
-               runs.c.parent_step,
-               runs.c.host, runs.c.group_name, runs.c.world_size, runs.c.signature)
-    with catalog.reader.connect() as conn:
-        total = conn.execute(select(func.count()).select_from(runs).where(where)).scalar_one()
-        rows = [dict(r._mapping) for r in conn.execute(
-            select(*columns).where(where).order_by(runs.c.created.desc(), runs.c.run_id.desc())
-            .limit(limit))]
-        rows.reverse()
-        by_id = {r["run_id"]: r for r in rows}
-        made = produced_versions(catalog, conn, set(by_id), other_catalog)
-        parents = [by_id[r["parent_run_id"]]["id"] for r in rows
-                   if r["parent_run_id"] in by_id]
-        last_steps = _last_steps(conn, sorted(set(parents))) if parents else {}
+    fields = ("id", "run_id", "name", "status", "created", "ended", "heartbeat_mtime",
+              "lost_after", "parent_run_id", "parent_step", "host", "group_name", "world_size",
+              "signature")
+    total = run_reads.count_runs(catalog, query, now=now)
+    rows = run_reads.find_runs(catalog, query, now=now, limit=limit, fields=fields)
+    rows.reverse()
+    by_id = {r["run_id"]: r for r in rows}
+    made = produced_versions(catalog, None, set(by_id), other_catalog)
+    parents = [by_id[r["parent_run_id"]]["id"] for r in rows if r["parent_run_id"] in by_id]
+    last_steps = run_reads.last_steps(catalog, sorted(set(parents))) if parents else {}
     out = []
     placed: dict[str, dict] = {}
     for row in rows:

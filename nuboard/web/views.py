@@ -6,10 +6,10 @@ atomically under a lock; the catalog's `views` table mirrors them for SQL.
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 
 from nuboard.catalog.engine import file_lock
+from nuboard.catalog.run_writes import mirror_views
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 from nuboard.files.jsonfile import read_json, write_json_atomic
@@ -128,16 +128,7 @@ def delete_view(root: Path, project: str, name: str) -> bool:
 
 def index_views(catalog, views: list[dict]) -> None:
     """Mirror the saved views into the catalog's `views` table (for `nuboard sql`)."""
-    from sqlalchemy import delete
-
-    from nuboard.catalog.tables import views as table
-    with catalog.writer.begin() as conn:
-        conn.execute(delete(table).where(table.c.project_id == catalog.project_id))
-        for v in views:
-            conn.execute(table.insert().values(
-                project_id=catalog.project_id, name=v["name"], query=v.get("query") or "",
-                columns=json.dumps(v.get("columns") or []),
-                sort=("-" if v.get("desc") else "") + (v.get("sort") or "start")))
+    mirror_views(catalog, views)
 
 
 @contextlib.contextmanager

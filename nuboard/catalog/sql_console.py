@@ -1,0 +1,88 @@
+"""One read-only SQL statement over a catalog file, for `nuboard sql` (docs/cli.md).
+
+The connection cannot write: the file is opened with mode=ro, query_only is set, and an
+authorizer denies every action but reading (and the pragmas that only read).
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from nuboard.errors import NuBoardError
+
+# Pragmas that only read, with an argument (PRAGMA table_info(runs)).
+READ_PRAGMAS = frozenset({
+    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+    "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check", "collation_list",
+    "database_list", "function_list", "module_list", "pragma_list", "compile_options"})
+ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
+           sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT}
+_ACTIONS = ("CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE",
+            "CREATE_TEMP_TRIGGER", "CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "DELETE",
+            "DROP_INDEX", "DROP_TABLE", "DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER",
+            "DROP_TEMP_VIEW", "DROP_TRIGGER", "DROP_VIEW", "INSERT", "PRAGMA", "UPDATE", "ATTACH",
+            "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE", "CREATE_VTABLE", "DROP_VTABLE")
+ACTION_NAMES = {getattr(sqlite3, "SQLITE_" + n): n.replace("_", " ") for n in _ACTIONS
+                if hasattr(sqlite3, "SQLITE_" + n)}
+
+
+class ReadOnlyError(NuBoardError, PermissionError):
+    """A statement given to `nuboard sql` would change the catalog."""
+
+
+class SqlError(NuBoardError, ValueError):
+    """A statement given to `nuboard sql` does not run (syntax, unknown table, two statements)."""
+
+
+def connect_read_only(path: Path) -> tuple[sqlite3.Connection, list[str]]:
+    """A connection that cannot write: mode=ro, query_only, and an authorizer.
+
+    Returns the connection and a list where the authorizer notes what it denied.
+    """
+    uri = Path(path).resolve().as_uri() + "?mode=ro"
+    con = sqlite3.connect(uri, uri=True, timeout=60)
+    con.execute("PRAGMA query_only=ON")
+    con.execute("PRAGMA busy_timeout=60000")
+    denied: list[str] = []
+
+    def authorize(action: int, arg1, arg2, _db, _trigger) -> int:
+        if action in ALLOWED:
+            return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_PRAGMA and (arg2 is None or (arg1 or "").lower() in READ_PRAGMAS):
+            return sqlite3.SQLITE_OK
+        what = ACTION_NAMES.get(action, f"action {action}")
+        target = arg1 if action != sqlite3.SQLITE_PRAGMA else f"{arg1} = {arg2}"
+        denied.append(f"{what} {target!r}" if target else what)
+        return sqlite3.SQLITE_DENY
+
+    con.set_authorizer(authorize)
+    return con, denied
+
+
+def run_statement(path: Path, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one read-only statement over the catalog file: (column names, rows).
+
+    Raises:
+        ReadOnlyError: the statement would write, attach or change a setting; nothing changed.
+        SqlError: SQLite refuses the statement for another reason.
+    """
+    con, denied = connect_read_only(path)
+    try:
+        try:
+            cur = con.execute(statement)
+            rows = cur.fetchall()
+        except (sqlite3.DatabaseError, sqlite3.ProgrammingError, sqlite3.Warning) as exc:
+            shown = " ".join(statement.split())
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            if denied or "readonly" in str(exc) or "read-only" in str(exc):
+                why = f" ({denied[0]})" if denied else ""
+                raise ReadOnlyError(
+                    f"The catalog is read-only here: {shown!r} would change it{why}, so nothing "
+                    "was changed. 'nuboard sql' runs SELECT statements and PRAGMAs that read."
+                ) from None
+            raise SqlError(f"SQL {shown!r} failed: {str(exc).rstrip('.')}.") from None
+        columns = [d[0] for d in cur.description or ()]
+        return columns, rows
+    finally:
+        con.close()
