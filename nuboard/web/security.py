@@ -47,8 +47,10 @@ def install(app: Flask, *, hosts: frozenset[str] | None = None, any_host: bool =
     app.config["NUBOARD_CSRF"] = secrets.token_urlsafe(32)
     allowed = hosts if hosts is not None else frozenset(LOOPBACK_NAMES)
 
-    @app.url_value_preprocessor        # runs before the blueprints' load_project, so a
-    def _guard(_endpoint, _values) -> None:   # refused request is a 403 before a 404
+    # An app's URL value preprocessors run before its blueprints' (context.load_project) and
+    # before any before_request: a refused request is a 403 before a missing project a 404.
+    @app.url_value_preprocessor
+    def _guard(_endpoint, _values) -> None:
         if not any_host and host_name(request.host) not in allowed:
             abort(403, description=f"Host {request.host!r} is not this viewer's address; "
                                    "open it through 127.0.0.1 or localhost.")
