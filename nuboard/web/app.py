@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from flask import Flask, render_template, request
+from flask import Flask, render_template
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import PathConverter
 
@@ -15,6 +14,7 @@ from nuboard.files import layout
 from . import security
 from .catalogs import Catalogs
 from .chartdata import SeriesCache
+from .context import catalogs, wants_json
 from .filters import install_filters
 
 
@@ -82,27 +82,3 @@ class ProjectConverter(PathConverter):
     '/.charts' or '/.artifact/' always end it (and a page that is not there is a 404)."""
     regex = r"[^/.][^/]*(?:/[^/.][^/]*)*"
 
-
-def catalogs() -> Catalogs:
-    from flask import current_app
-    return current_app.extensions["nuboard_catalogs"]
-
-
-def series_cache() -> SeriesCache:
-    from flask import current_app
-    return current_app.extensions["nuboard_series"]
-
-
-def wants_json() -> bool:
-    return request.path.startswith("/api/") or request.args.get("format") == "json"
-
-
-def is_fragment() -> bool:
-    """An htmx request for part of a page (a history restore gets the whole page)."""
-    return (request.headers.get("HX-Request") == "true"
-            and request.headers.get("HX-History-Restore-Request") != "true")
-
-
-def root_dir() -> Path:
-    from flask import current_app
-    return current_app.config["NUBOARD_ROOT"]

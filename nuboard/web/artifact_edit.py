@@ -24,12 +24,12 @@ from nuboard.artifacts.store import list_names, list_versions
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 
-from .app import catalogs, root_dir, wants_json
 from .artifacts_page import known_artifact
-from .runs_page import known_project
+from .context import catalogs, load_project, root_dir, wants_json
 from .version_form import META_KINDS, META_ROWS, VersionForm, check_form
 
 artifact_edit = Blueprint("artifact_edit", __name__)
+artifact_edit.url_value_preprocessor(load_project)
 
 
 def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict:
@@ -43,7 +43,6 @@ def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict
 @artifact_edit.get("/p/<project:project>/.artifacts/new")
 def new(project: str):
     """The form: ?name= prefills the name; ?run=<id>&path=<in the run> starts from a run's file."""
-    project = known_project(project)
     args = request.args
     form = VersionForm(project=project, name=args.get("name", ""), path=args.get("path", ""),
                        run=args.get("run", ""), store="copy" if args.get("run") else "reference")
@@ -63,7 +62,6 @@ def _read_form(project: str) -> VersionForm:
 @artifact_edit.post("/api/p/<project:project>/.artifacts/check", endpoint="check_json")
 def check(project: str):
     """The form's fields checked as the user types: a fragment with a line per field."""
-    project = known_project(project)
     form = _read_form(project)
     checked = check_form(form, root_dir(), read_data=False)
     if wants_json():
@@ -81,7 +79,6 @@ def _checked_json(checked) -> dict:
 @artifact_edit.post("/p/<project:project>/.artifacts/review")
 def review(project: str):
     """Everything checked; the review with Add (or Add anyway), or the form with its problems."""
-    project = known_project(project)
     form = _read_form(project)
     checked = check_form(form, root_dir())
     status = 200 if checked.ok else 400
@@ -92,7 +89,6 @@ def review(project: str):
 @artifact_edit.post("/api/p/<project:project>/.artifacts/add", endpoint="add_json")
 def add(project: str):
     """Add the version (a reference; from a run, a copy or a reference), then open it."""
-    project = known_project(project)
     form = _read_form(project)
     checked = check_form(form, root_dir())
     if checked.ok and checked.same_as is not None and not form.anyway:

@@ -9,15 +9,16 @@ from nuboard.artifacts.names import check_artifact_name
 from nuboard.errors import NuBoardError
 
 from . import artifact_data
-from .app import catalogs, is_fragment, wants_json
-from .runs_page import known_project
+from .context import catalogs, is_fragment, load_project, project_catalog, wants_json
 
 artifacts_page = Blueprint("artifacts", __name__)
+artifacts_page.url_value_preprocessor(load_project)
 MAX_FILTER = 1000
 
 
 def known_artifact(project: str, name: str) -> tuple[str, str]:
-    project = known_project(project)
+    """The URL's project (load_project checked it) and artifact name, or 400 for a name
+    that cannot be an artifact's."""
     try:
         check_artifact_name(name)
     except NuBoardError as exc:
@@ -34,8 +35,6 @@ def edit_on() -> bool:
 @artifacts_page.get("/p/<project:project>/.artifacts", endpoint="project_list")
 @artifacts_page.get("/api/p/<project:project>/.artifacts", endpoint="project_json")
 def listing(project: str | None = None):
-    if project is not None:
-        project = known_project(project)
     unlinked = request.args.get("unlinked") == "1"
     found = artifact_data.artifact_list(catalogs(), project, unlinked=unlinked)
     if wants_json():
@@ -47,7 +46,7 @@ def listing(project: str | None = None):
 @artifacts_page.get("/p/<project:project>/.artifact/<name>")
 def latest(project: str, name: str):
     project, name = known_artifact(project, name)
-    numbers = artifact_data.version_numbers(catalogs().get(project), name)
+    numbers = artifact_data.version_numbers(project_catalog(), name)
     if not numbers:
         abort(404, description=f"There is no artifact {name!r} in project {project!r}.")
     return redirect(url_for("artifacts.version", project=project, name=name,

@@ -16,12 +16,12 @@ from nuboard.files import layout
 from nuboard.files.jsonfile import read_json
 from nuboard.files.records import display_status
 
-from .app import catalogs, root_dir, series_cache, wants_json
 from .chartdata import series_payload
-from .runs_page import known_project
+from .context import catalogs, load_project, root_dir, series_cache, wants_json
 from .views import find_view
 
 charts = Blueprint("charts", __name__)
+charts.url_value_preprocessor(load_project)
 MAX_RUNS = 50
 X_AXES = ("step", "wall", "relative")
 DEFAULT_BUCKETS = 1000
@@ -101,7 +101,6 @@ def _label(row: dict) -> str:
 @charts.get("/p/<project:project>/.charts")
 @charts.get("/api/p/<project:project>/.charts", endpoint="page_json")
 def page(project: str):
-    project = known_project(project)
     ids = chosen_runs(project)
     newest = not ids
     if newest:
@@ -164,7 +163,6 @@ def _number(name: str) -> float | None:
 @charts.get("/api/p/<project:project>/.chart")
 def data(project: str):
     """One scalar of several runs: {'name', 'x', 'series': [{run, rank, label, x, y, ...}]}."""
-    project = known_project(project)
     name = request.args.get("name", "")
     if not name or len(name) > 1000:
         abort(400, description="name: give the scalar's name, such as train/loss.")

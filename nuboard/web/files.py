@@ -16,11 +16,11 @@ from flask import Blueprint, Response, abort, render_template, request
 from nuboard.files import layout
 
 from . import security
-from .app import root_dir, wants_json
 from .containment import OutsideError, clean_parts, is_regular, open_inside, resolve_inside
-from .run_page import known_run, tab_overview
+from .context import load_project, root_dir, tab_overview, wants_json
 
 files = Blueprint("files", __name__)
+files.url_value_preprocessor(load_project)
 MAX_ENTRIES = 5000
 PREVIEW_LIMIT = 256 * 1024
 CHUNK = 256 * 1024
@@ -69,7 +69,6 @@ def listing(project: str, run_id: str, sub: str) -> dict:
 @files.get("/p/<project:project>/.run/<run_id>/files/")
 @files.get("/p/<project:project>/.run/<run_id>/files/<path:sub>")
 def browse(project: str, run_id: str, sub: str = ""):
-    project, run_id = known_run(project, run_id)
     base, real = _resolve(project, run_id, sub)
     if _is_dir(real):
         found = listing(project, run_id, sub)
@@ -95,7 +94,6 @@ def browse(project: str, run_id: str, sub: str = ""):
 @files.get("/api/p/<project:project>/.run/<run_id>/files/")
 @files.get("/api/p/<project:project>/.run/<run_id>/files/<path:sub>")
 def browse_json(project: str, run_id: str, sub: str = ""):
-    project, run_id = known_run(project, run_id)
     return listing(project, run_id, sub)
 
 

@@ -1,45 +1,37 @@
 """Run details: Overview (with editable notes), Console (live tail) and the tabs' JSON twins."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, current_app, render_template, request
+from flask import Blueprint, abort, render_template, request
 
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 from nuboard.files.edits import EditConflictError, edit_notes
-from nuboard.files.names import check_folder_name
-from nuboard.files.status import HeartbeatWatch
 
-from .app import catalogs, is_fragment, root_dir, wants_json
 from .console_text import ConsoleView, read_console_file
 from .containment import open_file_inside
+from .context import (
+    catalogs,
+    edits_allowed,
+    heartbeat_watch,
+    is_fragment,
+    load_project,
+    root_dir,
+    tab_overview,
+    wants_json,
+)
 from .run_details import RunMissing, RunUnreadable, run_overview
-from .runs_page import known_project
 from .timeline_data import produced_versions
 
 run_page = Blueprint("run", __name__)
+run_page.url_value_preprocessor(load_project)
 TABS = ("overview", "console", "files")
-
-
-def known_run(project: str, run_id: str) -> tuple[str, str]:
-    project = known_project(project)
-    try:
-        check_folder_name(run_id, "run id")
-    except NuBoardError as exc:
-        abort(400, description=str(exc))
-    if not (layout.run_dir(root_dir(), project, run_id) / layout.RUN_JSON).is_file():
-        abort(404, description=f"Run {run_id!r} not found in project {project!r}.")
-    return project, run_id
-
-
-def _watch() -> HeartbeatWatch:
-    return current_app.extensions.setdefault("nuboard_watch", HeartbeatWatch())
 
 
 def overview(project: str, run_id: str) -> dict:
     """The Overview's data; 404 when the run is gone, 422 naming what is wrong with its
     run.json when that cannot be shown (Console and Files still can: see tab_overview)."""
     try:
-        run = run_overview(root_dir(), project, run_id, watch=_watch())
+        run = run_overview(root_dir(), project, run_id, watch=heartbeat_watch())
     except RunMissing as exc:
         abort(404, description=str(exc))
     except RunUnreadable as exc:
@@ -64,18 +56,6 @@ def with_made_versions(outputs: list[dict], made: list[dict]) -> list[dict]:
                       for v in made if (v["project"], v["name"], v["version"]) not in named]
 
 
-def tab_overview(project: str, run_id: str) -> dict:
-    """What the Console and Files tabs show of the run: the Overview's data, or, for a run
-    whose run.json cannot be shown, its id and the reason (its files can still be seen)."""
-    try:
-        return run_overview(root_dir(), project, run_id, watch=_watch())
-    except RunMissing as exc:
-        abort(404, description=str(exc))
-    except RunUnreadable as exc:
-        return {"project": project, "id": run_id, "name": run_id, "status": "unknown",
-                "damaged": str(exc)}
-
-
 def console_view(project: str, run_id: str) -> ConsoleView:
     """The run's files/output.log as a terminal shows it; nothing when it leads outside."""
     fh = open_file_inside(layout.run_dir(root_dir(), project, run_id), f"{layout.FILES}/output.log")
@@ -86,8 +66,8 @@ def console_view(project: str, run_id: str) -> ConsoleView:
 
 
 @run_page.get("/p/<project:project>/.run/<run_id>")
+@run_page.get("/api/p/<project:project>/.run/<run_id>", endpoint="details_json")
 def details(project: str, run_id: str):
-    project, run_id = known_run(project, run_id)
     tab = request.args.get("tab", "overview")
     if wants_json():
         return overview(project, run_id)
@@ -103,16 +83,9 @@ def details(project: str, run_id: str):
     return render_template("run.html", **context)
 
 
-@run_page.get("/api/p/<project:project>/.run/<run_id>")
-def details_json(project: str, run_id: str):
-    project, run_id = known_run(project, run_id)
-    return overview(project, run_id)
-
-
 @run_page.get("/p/<project:project>/.run/<run_id>/console")
 def console(project: str, run_id: str):
     """The console from its end; with ?size=N, 204 (nothing to swap) while the file is that size."""
-    project, run_id = known_run(project, run_id)
     view = console_view(project, run_id)
     running = tab_overview(project, run_id)["status"] == "running"
     if wants_json():
@@ -126,17 +99,14 @@ def console(project: str, run_id: str):
 
 @run_page.get("/api/p/<project:project>/.run/<run_id>/console")
 def console_json(project: str, run_id: str):
-    project, run_id = known_run(project, run_id)
     view = console_view(project, run_id)
     return {"size": view.size, "truncated": view.truncated, "lines": view.lines}
 
 
 @run_page.post("/p/<project:project>/.run/<run_id>/notes")
+@edits_allowed("notes cannot be edited")
 def notes(project: str, run_id: str):
     """Replace the notes, if they are still what the form was opened with (else 409)."""
-    project, run_id = known_run(project, run_id)
-    if current_app.config["NUBOARD_READ_ONLY"]:
-        abort(403, description="This viewer was started with --read-only: notes cannot be edited.")
     form = request.form
     text = form.get("notes", "").replace("\r\n", "\n")
     base = form.get("base") if form.get("base_set") == "1" else None

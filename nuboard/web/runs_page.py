@@ -4,33 +4,27 @@ from __future__ import annotations
 import time
 from urllib.parse import urlencode
 
-from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from nuboard.catalog.query import QuerySyntaxError
-from nuboard.errors import NuBoardError
-from nuboard.files.names import check_project
 
 from . import runs_table, views
-from .app import catalogs, is_fragment, root_dir, wants_json
+from .context import (
+    catalogs,
+    edits_allowed,
+    is_fragment,
+    load_project,
+    project_catalog,
+    root_dir,
+    wants_json,
+)
 
 runs_page = Blueprint("runs", __name__)
-
-
-def known_project(project: str) -> str:
-    """The project named in the URL, or 404 (400 for a name that cannot be a project)."""
-    try:
-        check_project(project)
-    except NuBoardError as exc:
-        abort(400, description=str(exc))
-    if project not in catalogs().projects():
-        catalogs().forget_projects()
-        if project not in catalogs().projects():
-            abort(404, description=f"There is no project {project!r} under "
-                                   f"{str(root_dir())!r}.")
-    return project
+runs_page.url_value_preprocessor(load_project)
 
 
 @runs_page.get("/")
+@runs_page.get("/api/projects", endpoint="projects_json")
 def index():
     names = catalogs().projects()
     if wants_json():
@@ -38,11 +32,6 @@ def index():
     if len(names) == 1:
         return redirect(url_for("runs.runs", project=names[0]))
     return render_template("index.html", names=names)
-
-
-@runs_page.get("/api/projects")
-def projects_json():
-    return {"root": str(root_dir()), "projects": catalogs().projects()}
 
 
 def table_args(view: dict | None = None) -> dict:
@@ -88,8 +77,8 @@ def state_url(project: str, state: dict, **change) -> str:
 
 
 @runs_page.get("/p/<project:project>")
+@runs_page.get("/api/p/<project:project>/runs", endpoint="runs_json")
 def runs(project: str):
-    project = known_project(project)
     view = None
     if request.args.get("view"):
         view = views.find_view(root_dir(), project, request.args["view"])
@@ -114,16 +103,6 @@ def runs(project: str):
     return render_template("runs.html", **context)
 
 
-@runs_page.get("/api/p/<project:project>/runs")
-def runs_json(project: str):
-    project = known_project(project)
-    state = table_args()
-    table, error = _table(project, state)
-    if error is not None:
-        return {"error": error, "query": state["query"], "status": 400}, 400
-    return {"project": project, "query": state["query"], **table}
-
-
 def _available(project: str) -> dict:
     """The column chooser's lists, computed again only when a sync changed the project."""
     return catalogs().remember(project, "columns", runs_table.available_columns)
@@ -131,15 +110,12 @@ def _available(project: str) -> dict:
 
 @runs_page.get("/p/<project:project>/.views")
 def views_list(project: str):
-    project = known_project(project)
     return {"project": project, "views": views.read_views(root_dir(), project)}
 
 
 @runs_page.post("/p/<project:project>/.views")
+@edits_allowed("views cannot be saved")
 def views_save(project: str):
-    project = known_project(project)
-    if current_app.config["NUBOARD_READ_ONLY"]:
-        abort(403, description="This viewer was started with --read-only: views cannot be saved.")
     form = request.form
     try:
         columns = runs_table.check_columns([c for c in form.get("cols", "").split(",") if c]
@@ -151,7 +127,7 @@ def views_save(project: str):
         saved = views.save_view(root_dir(), project, view)
     except (runs_table.TableError, views.ViewError) as exc:
         abort(400, description=str(exc))
-    views.index_views(catalogs().get(project), saved)
+    views.index_views(project_catalog(), saved)
     target = url_for("runs.runs", project=project) + "?" + urlencode({"view": view["name"]})
     if is_fragment():
         return "", 204, {"HX-Redirect": target}
@@ -159,10 +135,8 @@ def views_save(project: str):
 
 
 @runs_page.post("/p/<project:project>/.views/delete")
+@edits_allowed("views cannot be deleted")
 def views_delete(project: str):
-    project = known_project(project)
-    if current_app.config["NUBOARD_READ_ONLY"]:
-        abort(403, description="This viewer was started with --read-only: views cannot be deleted.")
     name = request.form.get("name", "")
     try:
         deleted = views.delete_view(root_dir(), project, name)
@@ -170,5 +144,5 @@ def views_delete(project: str):
         abort(400, description=str(exc))
     if not deleted:
         abort(404, description=f"No saved view {name!r} in project {project!r}.")
-    views.index_views(catalogs().get(project), views.read_views(root_dir(), project))
+    views.index_views(project_catalog(), views.read_views(root_dir(), project))
     return redirect(url_for("runs.runs", project=project), code=303)

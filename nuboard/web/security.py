@@ -3,6 +3,9 @@
 Rows 17-19 of reliability.md: a page of another site cannot post to the viewer (no token, a
 foreign Origin), a DNS-rebound name (`Host: evil.example`) gets 403 on every request, and
 every response carries a strict Content-Security-Policy and `nosniff`.
+
+The Host check is ours, not Flask's TRUSTED_HOSTS (Flask 3.1): that one answers 400, and
+fails before the URL adapter exists, so the HTML error page (url_for) cannot be rendered.
 """
 from __future__ import annotations
 
@@ -44,8 +47,10 @@ def install(app: Flask, *, hosts: frozenset[str] | None = None, any_host: bool =
     app.config["NUBOARD_CSRF"] = secrets.token_urlsafe(32)
     allowed = hosts if hosts is not None else frozenset(LOOPBACK_NAMES)
 
-    @app.before_request
-    def _guard() -> None:
+    # An app's URL value preprocessors run before its blueprints' (context.load_project) and
+    # before any before_request: a refused request is a 403 before a missing project a 404.
+    @app.url_value_preprocessor
+    def _guard(_endpoint, _values) -> None:
         if not any_host and host_name(request.host) not in allowed:
             abort(403, description=f"Host {request.host!r} is not this viewer's address; "
                                    "open it through 127.0.0.1 or localhost.")

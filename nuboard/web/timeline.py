@@ -14,12 +14,12 @@ from flask import Blueprint, current_app, render_template, request, url_for
 
 from nuboard.catalog.query import QuerySyntaxError
 
-from .app import catalogs, wants_json
-from .runs_page import known_project
+from .context import catalogs, load_project, wants_json
 from .timeline_data import LIMIT, SessionCache
 from .timeline_data import timeline as timeline_of
 
 timeline = Blueprint("timeline", __name__)
+timeline.url_value_preprocessor(load_project)
 REFRESH_S = 5
 
 
@@ -63,7 +63,6 @@ def timeline_data(project: str, query: str) -> tuple[dict | None, str | None]:
 @timeline.get("/p/<project:project>/.timeline")
 @timeline.get("/api/p/<project:project>/.timeline", endpoint="page_json")
 def page(project: str):
-    project = known_project(project)
     query = request.args.get("q", "")
     data, error = timeline_data(project, query)
     if wants_json():
