@@ -12,8 +12,8 @@ import time
 from flask import Blueprint, abort, render_template, request
 
 from nuboard.catalog import run_reads
+from nuboard.catalog.run_doc import read_run_doc
 from nuboard.files import layout
-from nuboard.files.jsonfile import read_json
 from nuboard.files.records import display_status
 
 from .chartdata import series_payload
@@ -85,7 +85,7 @@ def system_prefix(project: str, ids: list[str]) -> str:
     counts: dict[str, int] = {}
     for run_id in ids:
         try:
-            doc = read_json(layout.run_dir(root_dir(), project, run_id) / layout.RUN_JSON)
+            doc = read_run_doc(layout.run_dir(root_dir(), project, run_id))
             prefix = doc["prefixes"]["system"]
         except (OSError, ValueError, KeyError, TypeError):
             continue

@@ -43,9 +43,7 @@ def overview(project: str, run_id: str) -> dict:
 def made_versions(project: str, run_id: str) -> list[dict]:
     """The versions the catalog says this run made (their producer, or a 'produced' edge),
     in this project or another: what the Timeline and the lineage show."""
-    catalog = catalogs().get(project)
-    with catalog.reader.connect() as conn:
-        return produced_versions(catalog, conn, {run_id}, catalogs().find).get(run_id, [])
+    return produced_versions(catalogs().get(project), {run_id}, catalogs().find).get(run_id, [])
 
 
 def with_made_versions(outputs: list[dict], made: list[dict]) -> list[dict]:

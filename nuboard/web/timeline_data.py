@@ -139,12 +139,10 @@ def fork_time(parent: dict, step: int | None, last_step: int | None, child_start
     return round(max(p_start, when), 3)
 
 
-def produced_versions(catalog, conn, run_ids: set[str],
+def produced_versions(catalog, run_ids: set[str],
                       other_catalog: Callable[[str], object | None]) -> dict[str, list[dict]]:
     """Versions each run made, by run id: in this project (the versions' producer) and in
     others (lineage 'produced' edges of this project's runs), with type, time and state.
-
-    conn: not used (each read opens its own); kept for the callers that pass one.
     """
     project = catalog.project
     wanted: dict[tuple[str, str, int], set[str]] = {}
@@ -195,7 +193,7 @@ def timeline(catalog, *, query: str = "", now: float, sessions: SessionCache,
     rows = run_reads.find_runs(catalog, query, now=now, limit=limit, fields=fields)
     rows.reverse()
     by_id = {r["run_id"]: r for r in rows}
-    made = produced_versions(catalog, None, set(by_id), other_catalog)
+    made = produced_versions(catalog, set(by_id), other_catalog)
     parents = [by_id[r["parent_run_id"]]["id"] for r in rows if r["parent_run_id"] in by_id]
     last_steps = run_reads.last_steps(catalog, sorted(set(parents))) if parents else {}
     out = []
