@@ -282,10 +282,26 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
                       sum(st.st_size for _, st in listing), run_id, left_out)
 
 
+def _checked_again(source: SourceInfo, path: Any, project_path: Path, root: Path,
+                   reference: bool) -> SourceInfo:
+    """A SourceInfo handed to add_artifact, checked against the path and this project
+    without listing the files again."""
+    if not isinstance(source, SourceInfo):
+        raise InvalidTypeError(f"source_info must be what inspect_source returns, "
+                               f"not {builtins.type(source).__name__}")
+    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) != source.given:
+        raise InvalidArgumentError(f"source_info is for path {source.given!r}, not {path!r:.200}")
+    _check_not_artifacts(source.real, project_path, root)
+    if reference:
+        _refuse_running(source.real, source.listing)
+    return source._replace(run_id=_run_of(source.real, project_path))
+
+
 def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
                  metadata: "Mapping[str, Any] | None" = None, reference: bool = False,
                  checksum: bool = False, description: str | None = None, dir=None,
-                 producer: Any = None, progress: Progress | None = None) -> Artifact:
+                 producer: Any = None, progress: Progress | None = None,
+                 source_info: SourceInfo | None = None) -> Artifact:
     """Add a new version of an artifact and return it.
 
     Args:
@@ -304,6 +320,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
             once at the start and end of each phase: 'listing' (files found so far, total
             None), then 'hashing' for a reference with checksum=True or 'copying' for a copy
             (bytes done, total bytes).
+        source_info: what inspect_source returned for this path: its listing is written as
+            it is, so the folder is not listed again (no 'listing' phase). The checks that
+            do not list (artifacts/ folders, the run that holds it, a running run's files
+            for a reference) are done again for this project.
     Links inside a folder are followed (a link loop is refused); dangling links, FIFOs,
     sockets and device files are left out, named in one RuntimeWarning before anything is
     written, and listed in the manifest's 'left_out'.
@@ -333,7 +353,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     root = resolve_root(dir)
     project_path = project_dir(root, project)
 
-    source = inspect_source(project, path, reference=reference, dir=root, progress=progress)
+    if source_info is None:
+        source = inspect_source(project, path, reference=reference, dir=root, progress=progress)
+    else:
+        source = _checked_again(source_info, path, project_path, root, reference)
     given = source.given
     real, single, listing, run_id = source.real, source.single, source.listing, source.run_id
     if run_id is not None and producer_doc is None:

@@ -9,7 +9,7 @@ import click
 
 from nuboard.artifacts.form import (
     AddForm,
-    check_all,
+    check_form,
     check_path,
     check_target,
     format_count,
@@ -117,7 +117,7 @@ def _add_version(form: AddForm, root: Path):
             made = add_artifact(target.project, target.name, form.path, type=form.type,
                                 metadata=metadata, reference=form.store == "reference",
                                 checksum=bool(form.checksum), description=form.description,
-                                dir=root, **options)
+                                dir=root, source_info=form.source, **options)
     finally:
         stop()
         _echo_warnings(caught)
@@ -185,7 +185,7 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
         items, problems = _merge_meta(from_file, items), file_problems + problems
     form = AddForm(target=target, path=path, store=store, type=kind, description=description,
                    checksum=checksum, metadata=items)
-    found = check_all(form, root) + problems
+    found = check_form(form, root).problems + problems
     interactive = not no_input and stdin_is_terminal() and stdout_is_terminal()
     if interactive and found:              # something to ask: a value missing or wrong
         form = _fix_in_wizard(form, problems, root)
@@ -199,7 +199,8 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
         form.checksum = True
     if dry_run:
         target_info = check_target(form.target, root)
-        source = check_path(form.path, root, target_info.project, reference=form.store == "reference")
+        source = form.source or check_path(form.path, root, target_info.project,
+                                           reference=form.store == "reference")
         if source.left_out:
             click.echo(f"nuboard: warning: {source.left_out_warning}", err=True)
         click.echo(f"Would add {target_info.project}/{target_info.name}:v{target_info.next_version} "
