@@ -25,6 +25,7 @@ from .manifest import (
     MANIFEST,
     copy_files,
     hash_files,
+    read_manifest,
     read_manifest_checked,
     write_manifest,
 )
@@ -448,6 +449,30 @@ def use_artifact(spec: str, *, project: str | None = None, dir=None, stacklevel:
 def list_versions(project: str, name: str, *, unlinked: bool = False, dir=None) -> list[int]:
     """The complete version numbers of an artifact, oldest first."""
     return store.list_versions(_project_path(project, dir), check_artifact_name(name), unlinked=unlinked)
+
+
+def version_manifests(project: str, *, unlinked: bool = False, dir=None
+                      ) -> Iterator[tuple[str, int, dict | None, str | None]]:
+    """(name, number, manifest, why) of every complete version of a project (or of its
+    unlinked ones), by name, newest first; a damaged manifest comes as None with why
+    (None where it is simply missing)."""
+    project_path = _project_path(project, dir)
+    for name in store.list_names(project_path, unlinked=unlinked):
+        for number in reversed(store.list_versions(project_path, name, unlinked=unlinked)):
+            doc, why = read_manifest_checked(store.version_dir(project_path, name, number,
+                                                               unlinked=unlinked))
+            yield name, number, doc, why
+
+
+def get_unlinked_version(project: str, name: str, number: int, *, dir=None) -> Artifact | None:
+    """The unlinked version project/name:vN, to be shown (not used), or None."""
+    project_path = _project_path(project, dir)
+    path = store.version_dir(project_path, name, number, unlinked=True)
+    doc = read_manifest(path)
+    if doc is None:
+        return None
+    return Artifact(project=project, name=name, version=number, path=path, manifest=doc,
+                    project_path=project_path, unlinked=True)
 
 
 def list_artifacts(project: str, *, unlinked: bool = False, dir=None) -> list[str]:

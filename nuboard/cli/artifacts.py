@@ -254,29 +254,23 @@ def version_records(root: Path, project: str, unlinked: bool,
                     skipped: list | None = None) -> list[dict]:
     """Every version of a project (or its unlinked ones), newest first per artifact; a damaged
     one is left out, and ('project/name:vN', why) appended to skipped when given."""
-    from nuboard.artifacts import store
-    from nuboard.artifacts.manifest import read_manifest_checked
-    from nuboard.files.layout import project_dir
-    project_path = project_dir(root, project)
+    from nuboard.artifacts.api import version_manifests
     records = []
-    for name in store.list_names(project_path, unlinked=unlinked):
-        for number in reversed(store.list_versions(project_path, name, unlinked=unlinked)):
-            doc, why = read_manifest_checked(store.version_dir(project_path, name, number,
-                                                               unlinked=unlinked))
-            if doc is None:
-                if skipped is not None:
-                    skipped.append((f"{project}/{name}:v{number}", why or "it has no manifest"))
-                continue
-            producer = doc.get("producer") if isinstance(doc.get("producer"), dict) else None
-            records.append({
-                "project": project, "name": name, "version": number,
-                "spec": f"{project}/{name}:v{number}", "type": doc.get("type"),
-                "storage": doc.get("storage"), "files": doc.get("file_count"),
-                "bytes": doc.get("total_bytes"), "created": doc.get("created_at"),
-                "producer": (f"{producer.get('project')}/{producer.get('run_id')}" if producer else None),
-                "description": doc.get("description"), "metadata": doc.get("metadata") or {},
-                "unlinked": unlinked,
-            })
+    for name, number, doc, why in version_manifests(project, unlinked=unlinked, dir=root):
+        if doc is None:
+            if skipped is not None:
+                skipped.append((f"{project}/{name}:v{number}", why or "it has no manifest"))
+            continue
+        producer = doc.get("producer") if isinstance(doc.get("producer"), dict) else None
+        records.append({
+            "project": project, "name": name, "version": number,
+            "spec": f"{project}/{name}:v{number}", "type": doc.get("type"),
+            "storage": doc.get("storage"), "files": doc.get("file_count"),
+            "bytes": doc.get("total_bytes"), "created": doc.get("created_at"),
+            "producer": (f"{producer.get('project')}/{producer.get('run_id')}" if producer else None),
+            "description": doc.get("description"), "metadata": doc.get("metadata") or {},
+            "unlinked": unlinked,
+        })
     return records
 
 
@@ -377,17 +371,11 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
 
 def used_by(root: Path, project: str, name: str, number: int) -> list[str]:
     """The runs that used a version ('llm/20261103T1504-90c3affc'), from the project's catalog."""
-    from sqlalchemy import select
-
+    from nuboard.catalog import artifact_reads
     from nuboard.catalog.sync import sync
-    from nuboard.catalog.tables import lineage
     with open_catalog(root, project) as catalog:
         sync(catalog)
-        with catalog.reader.connect() as conn:
-            rows = conn.execute(select(lineage.c.run_project, lineage.c.run_id).distinct()
-                                .where(lineage.c.kind == "used", lineage.c.artifact_project == project,
-                                       lineage.c.artifact_name == name, lineage.c.version == number)
-                                .order_by(lineage.c.run_project, lineage.c.run_id)).all()
+        rows = artifact_reads.used_by(catalog, project, name, number)
     return [f"{p}/{r}" for p, r in rows]
 
 
@@ -445,18 +433,10 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
 
 def _unlinked_version(root: Path, project: str, name: str, number: int | None):
     """The unlinked version asked for by number, so `show` can print it, or None."""
-    from nuboard.artifacts import Artifact, store
-    from nuboard.artifacts.manifest import read_manifest
-    from nuboard.files.layout import project_dir
+    from nuboard.artifacts.api import get_unlinked_version
     if number is None:
         return None
-    project_path = project_dir(root, project)
-    path = store.version_dir(project_path, name, number, unlinked=True)
-    doc = read_manifest(path)
-    if doc is None:
-        return None
-    return Artifact(project=project, name=name, version=number, path=path, manifest=doc,
-                    project_path=project_path, unlinked=True)
+    return get_unlinked_version(project, name, number, dir=root)
 
 
 # ---- unlink and restore ----

@@ -12,12 +12,10 @@ import json
 import time
 from pathlib import Path
 
-from sqlalchemy import select
-
 from nuboard.artifacts.manifest import MANIFEST
 from nuboard.artifacts.paths import resolve_location
 from nuboard.artifacts.store import version_dir
-from nuboard.catalog.tables import artifacts, lineage, runs, versions
+from nuboard.catalog import artifact_reads
 from nuboard.files import layout
 from nuboard.files.jsonfile import open_regular, read_json
 from nuboard.files.records import display_status
@@ -27,19 +25,6 @@ PAGE = 1000
 
 class VersionMissing(LookupError):
     """No such version in the project (linked or unlinked)."""
-
-
-def _version_rows(catalog, *, unlinked: bool | None = None, name: str | None = None):
-    stmt = (select(artifacts.c.name, versions)
-            .join(artifacts, versions.c.artifact == artifacts.c.id)
-            .where(artifacts.c.project_id == catalog.project_id))
-    if unlinked is not None:
-        stmt = stmt.where(versions.c.unlinked == unlinked)
-    if name is not None:
-        stmt = stmt.where(artifacts.c.name == name)
-    with catalog.reader.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(stmt.order_by(versions.c.created.desc(),
-                                                                     versions.c.version.desc()))]
 
 
 def artifact_list(catalogs, project: str | None = None, *, unlinked: bool = False) -> list[dict]:
@@ -53,12 +38,7 @@ def artifact_list(catalogs, project: str | None = None, *, unlinked: bool = Fals
     for name in names:
         _collect(catalogs.get(name), name, found, unlinked)
     if project is not None and not unlinked:
-        catalog = catalogs.get(project)
-        with catalog.reader.connect() as conn:
-            used = conn.execute(select(lineage.c.artifact_project, lineage.c.artifact_name)
-                                .distinct().where(lineage.c.kind == "used",
-                                                  lineage.c.run_project == project,
-                                                  lineage.c.artifact_project != project)).all()
+        used = artifact_reads.used_from_other_projects(catalogs.get(project), project)
         for other, artifact in used:
             if other in catalogs.projects() and (other, artifact) not in found:
                 _collect(catalogs.get(other), other, found, False, only=artifact,
@@ -70,7 +50,7 @@ def artifact_list(catalogs, project: str | None = None, *, unlinked: bool = Fals
 
 def _collect(catalog, project: str, found: dict, unlinked: bool, only: str | None = None,
              used_from: str | None = None) -> None:
-    for row in _version_rows(catalog, unlinked=unlinked, name=only):
+    for row in artifact_reads.version_rows(catalog, unlinked=unlinked, name=only):
         key = (project, row["name"])
         entry = found.get(key)
         if entry is None:
@@ -86,13 +66,13 @@ def _collect(catalog, project: str, found: dict, unlinked: bool, only: str | Non
 
 def version_numbers(catalog, name: str) -> list[int]:
     """The numbers of an artifact's versions, linked and unlinked, newest first."""
-    return [r["version"] for r in _version_rows(catalog, name=name)]
+    return [r["version"] for r in artifact_reads.version_rows(catalog, name=name)]
 
 
 def version_info(catalogs, project: str, name: str, number: int) -> dict:
     """One version's facts: the catalog row, its metadata, producer, users and where it is."""
     catalog = catalogs.get(project)
-    every = _version_rows(catalog, name=name)
+    every = artifact_reads.version_rows(catalog, name=name)
     rows = [r for r in every if r["version"] == number]
     if not rows:
         raise VersionMissing(f"There is no version {name}:v{number} in project {project!r}.")
@@ -103,12 +83,7 @@ def version_info(catalogs, project: str, name: str, number: int) -> dict:
         where, unset = resolve_location(row["base"], row["location"], project_path, folder)
     except Exception:
         where, unset = None, []
-    with catalog.reader.connect() as conn:
-        edges = conn.execute(select(lineage.c.kind, lineage.c.run_project, lineage.c.run_id)
-                             .distinct().where(lineage.c.artifact_project == project,
-                                               lineage.c.artifact_name == name,
-                                               lineage.c.version == number)).all()
-    used = sorted({(p, r) for kind, p, r in edges if kind == "used"})
+    used = artifact_reads.used_by(catalog, project, name, number)
     producer = None
     if row["producer_project"] and row["producer_run"]:
         producer = run_card(catalogs, row["producer_project"], row["producer_run"])
@@ -137,11 +112,7 @@ def run_card(catalogs, project: str, run_id: str) -> dict:
     card = {"project": project, "run_id": run_id, "name": run_id, "status": "missing"}
     if project not in catalogs.projects():
         return card
-    catalog = catalogs.get(project)
-    with catalog.reader.connect() as conn:
-        row = conn.execute(select(runs.c.name, runs.c.status, runs.c.heartbeat_mtime, runs.c.lost_after)
-                           .where(runs.c.project_id == catalog.project_id,
-                                  runs.c.run_id == run_id)).first()
+    row = artifact_reads.run_summaries(catalogs.get(project), [run_id]).get(run_id)
     if row is not None:
         card.update(name=row.name, status=display_status(row.status, row.heartbeat_mtime,
                                                          time.time(), row.lost_after))
