@@ -1,23 +1,21 @@
 """What the Artifacts pages show, from the projects' catalogs and the versions' manifests.
 
-The list and a version's facts come from the catalogs (one row per version, lineage edges);
-a version's files are read from its manifest a page at a time, line by line, since a manifest
-writes one file entry per line: the first 1,000 files of a million-file version cost the
-first 1,000 lines, not the whole 80 MB.
+The list and a version's facts come from the catalogs (one row per version, lineage edges,
+through catalog/artifact_reads.py); a version's files are read from its manifest a page at a
+time (manifest.file_entries reads it line by line: the first 1,000 files of a million-file
+version cost the first 1,000 lines, not the whole 80 MB).
 """
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from pathlib import Path
 
-from nuboard.artifacts.manifest import MANIFEST
+from nuboard.artifacts.manifest import MANIFEST, file_entries
 from nuboard.artifacts.paths import resolve_location
 from nuboard.artifacts.store import version_dir
 from nuboard.catalog import artifact_reads
 from nuboard.files import layout
-from nuboard.files.jsonfile import open_regular, read_json
 from nuboard.files.records import display_status
 
 PAGE = 1000
@@ -129,63 +127,10 @@ def files_page(manifest: Path, *, offset: int = 0, limit: int = PAGE, needle: st
     needle = needle.strip()
     rows: list[dict] = []
     more = False
-    for entry in _entries(manifest, needle, skip=offset):
+    for entry in file_entries(manifest, needle, skip=offset):
         if len(rows) == limit:
             more = True
             break
         rows.append({"path": entry.get("path"), "size": entry.get("size"),
                      "sha256": entry.get("sha256")})
     return {"files": rows, "offset": offset, "next": offset + len(rows) if more else None}
-
-
-def _entries(manifest: Path, needle: str, skip: int = 0):
-    """The file entries of a manifest, in order, filtered by a substring of their path, after
-    the first `skip` of them (skipped without being parsed when there is no filter)."""
-    try:
-        fh = open_regular(manifest)                 # a FIFO named manifest.json never blocks
-    except OSError:
-        return
-    with fh:
-        head = b""
-        for line in fh:
-            if line.startswith(b' "files": ['):
-                head = line
-                break
-        if not head:
-            return
-        if head.rstrip().endswith(b"]"):            # "files": [] on one line
-            return
-        raw_needle = needle.encode("utf-8") if needle else None
-        for line in fh:
-            text = line.strip()
-            if text == b"{":                        # not one line per entry: read it whole
-                yield from itertools.islice(_entries_whole(manifest, needle), skip, None)
-                return
-            if text in (b"]", b"],") or not text.startswith(b"{"):
-                return
-            if raw_needle is not None and raw_needle not in text:
-                continue
-            if skip and raw_needle is None:
-                skip -= 1
-                continue
-            try:
-                entry = json.loads(text.rstrip(b","))
-            except ValueError:
-                continue
-            if needle and needle not in str(entry.get("path", "")):
-                continue
-            if skip:
-                skip -= 1
-                continue
-            yield entry
-
-
-def _entries_whole(manifest: Path, needle: str):
-    try:
-        doc = read_json(manifest)
-    except (OSError, ValueError, RecursionError):
-        return
-    files = doc.get("files") if isinstance(doc, dict) else None
-    for entry in files if isinstance(files, list) else []:
-        if isinstance(entry, dict) and (not needle or needle in str(entry.get("path", ""))):
-            yield entry
