@@ -5,6 +5,7 @@ the folders and versions are real.
 """
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -99,3 +100,24 @@ def test_a_source_checked_for_another_project_gets_this_projects_producer(root, 
     assert info.run_id is None
     made = add_artifact("llm", "best", run_files, dir=root, source_info=info)
     assert made.producer == {"project": "llm", "run_id": "20261101T0000-aaaaaaaa"}
+
+
+def test_the_wizard_hands_its_check_to_the_writer(root, tmp_path, walks):
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from nuboard.artifacts.form import AddForm
+    from nuboard.cli.wizard import run_wizard
+    data = make_tree(tmp_path / "data", {"a.bin": b"12345"})
+    form = AddForm(target="datasets/wiz", path=str(data), store="copy", type="dataset")
+    with create_pipe_input() as inp, create_app_session(input=inp, output=DummyOutput()):
+        inp.send_text("asked for\r\ry\r")          # the description, no metadata, write
+        inp.close()
+        filled = run_wizard(form, root=root, output=io.StringIO())
+    assert filled is not None and filled.description == "asked for"
+    assert filled.source is not None and filled.source.given == str(data)
+    listed = len(walks)
+    made = add_artifact("datasets", "wiz", filled.path, type="dataset", dir=root,
+                        source_info=filled.source)
+    assert len(walks) == listed and sorted(made) == ["a.bin"]
