@@ -25,6 +25,7 @@ from .manifest import (
     MANIFEST,
     copy_files,
     hash_files,
+    read_manifest,
     read_manifest_checked,
     write_manifest,
 )
@@ -282,10 +283,26 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
                       sum(st.st_size for _, st in listing), run_id, left_out)
 
 
+def _checked_again(source: SourceInfo, path: Any, project_path: Path, root: Path,
+                   reference: bool) -> SourceInfo:
+    """A SourceInfo handed to add_artifact, checked against the path and this project
+    without listing the files again."""
+    if not isinstance(source, SourceInfo):
+        raise InvalidTypeError(f"source_info must be what inspect_source returns, "
+                               f"not {builtins.type(source).__name__}")
+    if not isinstance(path, (str, os.PathLike)) or os.fspath(path) != source.given:
+        raise InvalidArgumentError(f"source_info is for path {source.given!r}, not {path!r:.200}")
+    _check_not_artifacts(source.real, project_path, root)
+    if reference:
+        _refuse_running(source.real, source.listing)
+    return source._replace(run_id=_run_of(source.real, project_path))
+
+
 def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
                  metadata: "Mapping[str, Any] | None" = None, reference: bool = False,
                  checksum: bool = False, description: str | None = None, dir=None,
-                 producer: Any = None, progress: Progress | None = None) -> Artifact:
+                 producer: Any = None, progress: Progress | None = None,
+                 source_info: SourceInfo | None = None) -> Artifact:
     """Add a new version of an artifact and return it.
 
     Args:
@@ -304,6 +321,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
             once at the start and end of each phase: 'listing' (files found so far, total
             None), then 'hashing' for a reference with checksum=True or 'copying' for a copy
             (bytes done, total bytes).
+        source_info: what inspect_source returned for this path: its listing is written as
+            it is, so the folder is not listed again (no 'listing' phase). The checks that
+            do not list (artifacts/ folders, the run that holds it, a running run's files
+            for a reference) are done again for this project.
     Links inside a folder are followed (a link loop is refused); dangling links, FIFOs,
     sockets and device files are left out, named in one RuntimeWarning before anything is
     written, and listed in the manifest's 'left_out'.
@@ -333,7 +354,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     root = resolve_root(dir)
     project_path = project_dir(root, project)
 
-    source = inspect_source(project, path, reference=reference, dir=root, progress=progress)
+    if source_info is None:
+        source = inspect_source(project, path, reference=reference, dir=root, progress=progress)
+    else:
+        source = _checked_again(source_info, path, project_path, root, reference)
     given = source.given
     real, single, listing, run_id = source.real, source.single, source.listing, source.run_id
     if run_id is not None and producer_doc is None:
@@ -425,6 +449,30 @@ def use_artifact(spec: str, *, project: str | None = None, dir=None, stacklevel:
 def list_versions(project: str, name: str, *, unlinked: bool = False, dir=None) -> list[int]:
     """The complete version numbers of an artifact, oldest first."""
     return store.list_versions(_project_path(project, dir), check_artifact_name(name), unlinked=unlinked)
+
+
+def version_manifests(project: str, *, unlinked: bool = False, dir=None
+                      ) -> Iterator[tuple[str, int, dict | None, str | None]]:
+    """(name, number, manifest, why) of every complete version of a project (or of its
+    unlinked ones), by name, newest first; a damaged manifest comes as None with why
+    (None where it is simply missing)."""
+    project_path = _project_path(project, dir)
+    for name in store.list_names(project_path, unlinked=unlinked):
+        for number in reversed(store.list_versions(project_path, name, unlinked=unlinked)):
+            doc, why = read_manifest_checked(store.version_dir(project_path, name, number,
+                                                               unlinked=unlinked))
+            yield name, number, doc, why
+
+
+def get_unlinked_version(project: str, name: str, number: int, *, dir=None) -> Artifact | None:
+    """The unlinked version project/name:vN, to be shown (not used), or None."""
+    project_path = _project_path(project, dir)
+    path = store.version_dir(project_path, name, number, unlinked=True)
+    doc = read_manifest(path)
+    if doc is None:
+        return None
+    return Artifact(project=project, name=name, version=number, path=path, manifest=doc,
+                    project_path=project_path, unlinked=True)
 
 
 def list_artifacts(project: str, *, unlinked: bool = False, dir=None) -> list[str]:

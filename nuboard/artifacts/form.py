@@ -45,6 +45,9 @@ class AddForm:
     description: str | None = None
     checksum: bool | None = None
     metadata: list[tuple[str, object, str]] = field(default_factory=list)  # (key, value, typename) in entry order
+    # The check of `path` (for the project and store above), kept so that add_artifact writes
+    # its listing instead of listing the folder again; set by check_form and the wizard.
+    source: SourceInfo | None = field(default=None, compare=False, repr=False)
 
 
 class Target(NamedTuple):
@@ -381,8 +384,17 @@ _MISSING = {
 }
 
 
-def check_all(form: AddForm, root: Path) -> list[str]:
-    """Every problem of the form at once, one message each, naming the flag; [] when it is complete.
+class FormCheck(NamedTuple):
+    """What check_form found: the problems, and the target and source when they passed."""
+    problems: list[str]
+    target: Target | None
+    source: SourceInfo | None
+
+
+def check_form(form: AddForm, root: Path) -> FormCheck:
+    """Every problem of the form at once, one message each, naming the flag ([] when it is
+    complete), with the checked target and source. The source is also kept in form.source
+    when the form is complete, so add_artifact can write it without listing the path again.
 
     Required are the name, the path, the store, the type and the description. The messages
     come in the form's order: name, path, store, type, description.
@@ -390,11 +402,19 @@ def check_all(form: AddForm, root: Path) -> list[str]:
     target, target_problem = _check_field(form, "target", check_target, root)
     store_value, store_problem = _check_field(form, "store", parse_store)
     project = target.project if target else None
-    _, path_problem = _check_field(form, "path", check_path, root, project,
-                                   reference=store_value == "reference")
+    source, path_problem = _check_field(form, "path", check_path, root, project,
+                                        reference=store_value == "reference")
     _, type_problem = _check_field(form, "type", parse_type)
     _, description_problem = _check_field(form, "description", parse_description)
-    return [p for p in (target_problem, path_problem, store_problem, type_problem, description_problem) if p]
+    problems = [p for p in (target_problem, path_problem, store_problem, type_problem,
+                            description_problem) if p]
+    form.source = source if not problems else None
+    return FormCheck(problems, target, source)
+
+
+def check_all(form: AddForm, root: Path) -> list[str]:
+    """check_form's problems: every one at once, naming the flag; [] when the form is complete."""
+    return check_form(form, root).problems
 
 
 def _check_field(form: AddForm, name: str, check, *args, **kwargs) -> tuple[object, str | None]:

@@ -17,13 +17,14 @@ written by store.py, the manifest last.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from nuboard.files.jsonfile import open_regular, write_bytes_atomic
+from nuboard.files.jsonfile import open_regular, read_json, write_bytes_atomic
 
 from .listing import PROGRESS_EVERY, Progress, Ticker
 
@@ -302,3 +303,60 @@ def summary_lines(doc: dict) -> list[str]:
     lines.append("  produced by " + (f"{producer['project']}/{producer['run_id']}" if producer
                                      else "Logged outside a run"))
     return lines
+
+
+def file_entries(manifest: Path, needle: str = "", skip: int = 0) -> Iterator[dict]:
+    """The file entries of a manifest, in order, filtered by a substring of their path, after
+    the first `skip` of them (skipped without being parsed when there is no filter).
+
+    Read line by line, since write_manifest writes one entry per line: the first 1,000
+    entries cost the first 1,000 lines. A manifest written otherwise is read whole; one
+    that cannot be read yields nothing."""
+    try:
+        fh = open_regular(manifest)                 # a FIFO named manifest.json never blocks
+    except OSError:
+        return
+    with fh:
+        head = b""
+        for line in fh:
+            if line.startswith(b' "files": ['):
+                head = line
+                break
+        if not head:
+            return
+        if head.rstrip().endswith(b"]"):            # "files": [] on one line
+            return
+        raw_needle = needle.encode("utf-8") if needle else None
+        for line in fh:
+            text = line.strip()
+            if text == b"{":                        # not one line per entry: read it whole
+                yield from itertools.islice(_file_entries_whole(manifest, needle), skip, None)
+                return
+            if text in (b"]", b"],") or not text.startswith(b"{"):
+                return
+            if raw_needle is not None and raw_needle not in text:
+                continue
+            if skip and raw_needle is None:
+                skip -= 1
+                continue
+            try:
+                entry = json.loads(text.rstrip(b","))
+            except ValueError:
+                continue
+            if needle and needle not in str(entry.get("path", "")):
+                continue
+            if skip:
+                skip -= 1
+                continue
+            yield entry
+
+
+def _file_entries_whole(manifest: Path, needle: str):
+    try:
+        doc = read_json(manifest)
+    except (OSError, ValueError, RecursionError):
+        return
+    files = doc.get("files") if isinstance(doc, dict) else None
+    for entry in files if isinstance(files, list) else []:
+        if isinstance(entry, dict) and (not needle or needle in str(entry.get("path", ""))):
+            yield entry

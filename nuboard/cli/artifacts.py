@@ -9,7 +9,7 @@ import click
 
 from nuboard.artifacts.form import (
     AddForm,
-    check_all,
+    check_form,
     check_path,
     check_target,
     format_count,
@@ -117,7 +117,7 @@ def _add_version(form: AddForm, root: Path):
             made = add_artifact(target.project, target.name, form.path, type=form.type,
                                 metadata=metadata, reference=form.store == "reference",
                                 checksum=bool(form.checksum), description=form.description,
-                                dir=root, **options)
+                                dir=root, source_info=form.source, **options)
     finally:
         stop()
         _echo_warnings(caught)
@@ -185,7 +185,7 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
         items, problems = _merge_meta(from_file, items), file_problems + problems
     form = AddForm(target=target, path=path, store=store, type=kind, description=description,
                    checksum=checksum, metadata=items)
-    found = check_all(form, root) + problems
+    found = check_form(form, root).problems + problems
     interactive = not no_input and stdin_is_terminal() and stdout_is_terminal()
     if interactive and found:              # something to ask: a value missing or wrong
         form = _fix_in_wizard(form, problems, root)
@@ -199,7 +199,8 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
         form.checksum = True
     if dry_run:
         target_info = check_target(form.target, root)
-        source = check_path(form.path, root, target_info.project, reference=form.store == "reference")
+        source = form.source or check_path(form.path, root, target_info.project,
+                                           reference=form.store == "reference")
         if source.left_out:
             click.echo(f"nuboard: warning: {source.left_out_warning}", err=True)
         click.echo(f"Would add {target_info.project}/{target_info.name}:v{target_info.next_version} "
@@ -253,29 +254,23 @@ def version_records(root: Path, project: str, unlinked: bool,
                     skipped: list | None = None) -> list[dict]:
     """Every version of a project (or its unlinked ones), newest first per artifact; a damaged
     one is left out, and ('project/name:vN', why) appended to skipped when given."""
-    from nuboard.artifacts import store
-    from nuboard.artifacts.manifest import read_manifest_checked
-    from nuboard.files.layout import project_dir
-    project_path = project_dir(root, project)
+    from nuboard.artifacts.api import version_manifests
     records = []
-    for name in store.list_names(project_path, unlinked=unlinked):
-        for number in reversed(store.list_versions(project_path, name, unlinked=unlinked)):
-            doc, why = read_manifest_checked(store.version_dir(project_path, name, number,
-                                                               unlinked=unlinked))
-            if doc is None:
-                if skipped is not None:
-                    skipped.append((f"{project}/{name}:v{number}", why or "it has no manifest"))
-                continue
-            producer = doc.get("producer") if isinstance(doc.get("producer"), dict) else None
-            records.append({
-                "project": project, "name": name, "version": number,
-                "spec": f"{project}/{name}:v{number}", "type": doc.get("type"),
-                "storage": doc.get("storage"), "files": doc.get("file_count"),
-                "bytes": doc.get("total_bytes"), "created": doc.get("created_at"),
-                "producer": (f"{producer.get('project')}/{producer.get('run_id')}" if producer else None),
-                "description": doc.get("description"), "metadata": doc.get("metadata") or {},
-                "unlinked": unlinked,
-            })
+    for name, number, doc, why in version_manifests(project, unlinked=unlinked, dir=root):
+        if doc is None:
+            if skipped is not None:
+                skipped.append((f"{project}/{name}:v{number}", why or "it has no manifest"))
+            continue
+        producer = doc.get("producer") if isinstance(doc.get("producer"), dict) else None
+        records.append({
+            "project": project, "name": name, "version": number,
+            "spec": f"{project}/{name}:v{number}", "type": doc.get("type"),
+            "storage": doc.get("storage"), "files": doc.get("file_count"),
+            "bytes": doc.get("total_bytes"), "created": doc.get("created_at"),
+            "producer": (f"{producer.get('project')}/{producer.get('run_id')}" if producer else None),
+            "description": doc.get("description"), "metadata": doc.get("metadata") or {},
+            "unlinked": unlinked,
+        })
     return records
 
 
@@ -376,17 +371,11 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
 
 def used_by(root: Path, project: str, name: str, number: int) -> list[str]:
     """The runs that used a version ('llm/20261103T1504-90c3affc'), from the project's catalog."""
-    from sqlalchemy import select
-
+    from nuboard.catalog import artifact_reads
     from nuboard.catalog.sync import sync
-    from nuboard.catalog.tables import lineage
     with open_catalog(root, project) as catalog:
         sync(catalog)
-        with catalog.reader.connect() as conn:
-            rows = conn.execute(select(lineage.c.run_project, lineage.c.run_id).distinct()
-                                .where(lineage.c.kind == "used", lineage.c.artifact_project == project,
-                                       lineage.c.artifact_name == name, lineage.c.version == number)
-                                .order_by(lineage.c.run_project, lineage.c.run_id)).all()
+        rows = artifact_reads.used_by(catalog, project, name, number)
     return [f"{p}/{r}" for p, r in rows]
 
 
@@ -444,18 +433,10 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
 
 def _unlinked_version(root: Path, project: str, name: str, number: int | None):
     """The unlinked version asked for by number, so `show` can print it, or None."""
-    from nuboard.artifacts import Artifact, store
-    from nuboard.artifacts.manifest import read_manifest
-    from nuboard.files.layout import project_dir
+    from nuboard.artifacts.api import get_unlinked_version
     if number is None:
         return None
-    project_path = project_dir(root, project)
-    path = store.version_dir(project_path, name, number, unlinked=True)
-    doc = read_manifest(path)
-    if doc is None:
-        return None
-    return Artifact(project=project, name=name, version=number, path=path, manifest=doc,
-                    project_path=project_path, unlinked=True)
+    return get_unlinked_version(project, name, number, dir=root)
 
 
 # ---- unlink and restore ----

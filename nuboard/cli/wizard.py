@@ -350,7 +350,9 @@ class _Wizard:
         return True
 
     def filled(self) -> AddForm:
-        """The form as answered: a copy is always hashed, a reference only when asked."""
+        """The form as answered: a copy is always hashed, a reference only when asked; the
+        path's last check goes with it (form.source), so it is not listed again to be written."""
         f = self.form
         checksum = True if f.store == "copy" else bool(f.checksum)
-        return dataclasses.replace(f, checksum=checksum, metadata=list(f.metadata))
+        source = self.source if self.source is not None and self.source.given == f.path else None
+        return dataclasses.replace(f, checksum=checksum, metadata=list(f.metadata), source=source)

@@ -1,25 +1,21 @@
 """What the Artifacts pages show, from the projects' catalogs and the versions' manifests.
 
-The list and a version's facts come from the catalogs (one row per version, lineage edges);
-a version's files are read from its manifest a page at a time, line by line, since a manifest
-writes one file entry per line: the first 1,000 files of a million-file version cost the
-first 1,000 lines, not the whole 80 MB.
+The list and a version's facts come from the catalogs (one row per version, lineage edges,
+through catalog/artifact_reads.py); a version's files are read from its manifest a page at a
+time (manifest.file_entries reads it line by line: the first 1,000 files of a million-file
+version cost the first 1,000 lines, not the whole 80 MB).
 """
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from pathlib import Path
 
-from sqlalchemy import select
-
-from nuboard.artifacts.manifest import MANIFEST
+from nuboard.artifacts.manifest import MANIFEST, file_entries
 from nuboard.artifacts.paths import resolve_location
 from nuboard.artifacts.store import version_dir
-from nuboard.catalog.tables import artifacts, lineage, runs, versions
+from nuboard.catalog import artifact_reads
 from nuboard.files import layout
-from nuboard.files.jsonfile import open_regular, read_json
 from nuboard.files.records import display_status
 
 PAGE = 1000
@@ -27,19 +23,6 @@ PAGE = 1000
 
 class VersionMissing(LookupError):
     """No such version in the project (linked or unlinked)."""
-
-
-def _version_rows(catalog, *, unlinked: bool | None = None, name: str | None = None):
-    stmt = (select(artifacts.c.name, versions)
-            .join(artifacts, versions.c.artifact == artifacts.c.id)
-            .where(artifacts.c.project_id == catalog.project_id))
-    if unlinked is not None:
-        stmt = stmt.where(versions.c.unlinked == unlinked)
-    if name is not None:
-        stmt = stmt.where(artifacts.c.name == name)
-    with catalog.reader.connect() as conn:
-        return [dict(r._mapping) for r in conn.execute(stmt.order_by(versions.c.created.desc(),
-                                                                     versions.c.version.desc()))]
 
 
 def artifact_list(catalogs, project: str | None = None, *, unlinked: bool = False) -> list[dict]:
@@ -53,12 +36,7 @@ def artifact_list(catalogs, project: str | None = None, *, unlinked: bool = Fals
     for name in names:
         _collect(catalogs.get(name), name, found, unlinked)
     if project is not None and not unlinked:
-        catalog = catalogs.get(project)
-        with catalog.reader.connect() as conn:
-            used = conn.execute(select(lineage.c.artifact_project, lineage.c.artifact_name)
-                                .distinct().where(lineage.c.kind == "used",
-                                                  lineage.c.run_project == project,
-                                                  lineage.c.artifact_project != project)).all()
+        used = artifact_reads.used_from_other_projects(catalogs.get(project), project)
         for other, artifact in used:
             if other in catalogs.projects() and (other, artifact) not in found:
                 _collect(catalogs.get(other), other, found, False, only=artifact,
@@ -70,7 +48,7 @@ def artifact_list(catalogs, project: str | None = None, *, unlinked: bool = Fals
 
 def _collect(catalog, project: str, found: dict, unlinked: bool, only: str | None = None,
              used_from: str | None = None) -> None:
-    for row in _version_rows(catalog, unlinked=unlinked, name=only):
+    for row in artifact_reads.version_rows(catalog, unlinked=unlinked, name=only):
         key = (project, row["name"])
         entry = found.get(key)
         if entry is None:
@@ -86,13 +64,13 @@ def _collect(catalog, project: str, found: dict, unlinked: bool, only: str | Non
 
 def version_numbers(catalog, name: str) -> list[int]:
     """The numbers of an artifact's versions, linked and unlinked, newest first."""
-    return [r["version"] for r in _version_rows(catalog, name=name)]
+    return [r["version"] for r in artifact_reads.version_rows(catalog, name=name)]
 
 
 def version_info(catalogs, project: str, name: str, number: int) -> dict:
     """One version's facts: the catalog row, its metadata, producer, users and where it is."""
     catalog = catalogs.get(project)
-    every = _version_rows(catalog, name=name)
+    every = artifact_reads.version_rows(catalog, name=name)
     rows = [r for r in every if r["version"] == number]
     if not rows:
         raise VersionMissing(f"There is no version {name}:v{number} in project {project!r}.")
@@ -103,12 +81,7 @@ def version_info(catalogs, project: str, name: str, number: int) -> dict:
         where, unset = resolve_location(row["base"], row["location"], project_path, folder)
     except Exception:
         where, unset = None, []
-    with catalog.reader.connect() as conn:
-        edges = conn.execute(select(lineage.c.kind, lineage.c.run_project, lineage.c.run_id)
-                             .distinct().where(lineage.c.artifact_project == project,
-                                               lineage.c.artifact_name == name,
-                                               lineage.c.version == number)).all()
-    used = sorted({(p, r) for kind, p, r in edges if kind == "used"})
+    used = artifact_reads.used_by(catalog, project, name, number)
     producer = None
     if row["producer_project"] and row["producer_run"]:
         producer = run_card(catalogs, row["producer_project"], row["producer_run"])
@@ -137,11 +110,7 @@ def run_card(catalogs, project: str, run_id: str) -> dict:
     card = {"project": project, "run_id": run_id, "name": run_id, "status": "missing"}
     if project not in catalogs.projects():
         return card
-    catalog = catalogs.get(project)
-    with catalog.reader.connect() as conn:
-        row = conn.execute(select(runs.c.name, runs.c.status, runs.c.heartbeat_mtime, runs.c.lost_after)
-                           .where(runs.c.project_id == catalog.project_id,
-                                  runs.c.run_id == run_id)).first()
+    row = artifact_reads.run_summaries(catalogs.get(project), [run_id]).get(run_id)
     if row is not None:
         card.update(name=row.name, status=display_status(row.status, row.heartbeat_mtime,
                                                          time.time(), row.lost_after))
@@ -158,63 +127,10 @@ def files_page(manifest: Path, *, offset: int = 0, limit: int = PAGE, needle: st
     needle = needle.strip()
     rows: list[dict] = []
     more = False
-    for entry in _entries(manifest, needle, skip=offset):
+    for entry in file_entries(manifest, needle, skip=offset):
         if len(rows) == limit:
             more = True
             break
         rows.append({"path": entry.get("path"), "size": entry.get("size"),
                      "sha256": entry.get("sha256")})
     return {"files": rows, "offset": offset, "next": offset + len(rows) if more else None}
-
-
-def _entries(manifest: Path, needle: str, skip: int = 0):
-    """The file entries of a manifest, in order, filtered by a substring of their path, after
-    the first `skip` of them (skipped without being parsed when there is no filter)."""
-    try:
-        fh = open_regular(manifest)                 # a FIFO named manifest.json never blocks
-    except OSError:
-        return
-    with fh:
-        head = b""
-        for line in fh:
-            if line.startswith(b' "files": ['):
-                head = line
-                break
-        if not head:
-            return
-        if head.rstrip().endswith(b"]"):            # "files": [] on one line
-            return
-        raw_needle = needle.encode("utf-8") if needle else None
-        for line in fh:
-            text = line.strip()
-            if text == b"{":                        # not one line per entry: read it whole
-                yield from itertools.islice(_entries_whole(manifest, needle), skip, None)
-                return
-            if text in (b"]", b"],") or not text.startswith(b"{"):
-                return
-            if raw_needle is not None and raw_needle not in text:
-                continue
-            if skip and raw_needle is None:
-                skip -= 1
-                continue
-            try:
-                entry = json.loads(text.rstrip(b","))
-            except ValueError:
-                continue
-            if needle and needle not in str(entry.get("path", "")):
-                continue
-            if skip:
-                skip -= 1
-                continue
-            yield entry
-
-
-def _entries_whole(manifest: Path, needle: str):
-    try:
-        doc = read_json(manifest)
-    except (OSError, ValueError, RecursionError):
-        return
-    files = doc.get("files") if isinstance(doc, dict) else None
-    for entry in files if isinstance(files, list) else []:
-        if isinstance(entry, dict) and (not needle or needle in str(entry.get("path", ""))):
-            yield entry

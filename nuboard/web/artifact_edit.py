@@ -16,11 +16,12 @@ from nuboard.artifacts import (
     TYPES,
     VersionStateError,
     add_artifact,
+    list_artifacts,
+    list_versions,
     promote_run_path,
     restore_version,
     unlink_version,
 )
-from nuboard.artifacts.store import list_names, list_versions
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 
@@ -33,7 +34,7 @@ artifact_edit.url_value_preprocessor(load_project)
 
 
 def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict:
-    names = list_names(layout.project_dir(root_dir(), form.project)) \
+    names = list_artifacts(form.project, dir=root_dir()) \
         if form.project in catalogs().projects() else []
     return {"form": form, "checked": checked, "review": review, "types": TYPES,
             "meta_kinds": META_KINDS, "meta_rows": max(META_ROWS, len(form.metadata) + 1),
@@ -144,7 +145,7 @@ def _add(form: VersionForm, checked, options: dict) -> tuple:
 @artifact_edit.get("/p/<project:project>/.artifact/<name>/v<int:number>/unlink")
 def confirm_unlink(project: str, name: str, number: int):
     project, name = known_artifact(project, name)
-    if number not in list_versions(layout.project_dir(root_dir(), project), name):
+    if number not in list_versions(project, name, dir=root_dir()):
         abort(404, description=f"There is no linked version {name}:v{number} in {project!r}.")
     return render_template("confirm_unlink.html", project=project, name=name, numbers=[number],
                            action=url_for("artifact_edit.unlink", project=project, name=name,
@@ -172,7 +173,7 @@ def _change(change, project: str, name: str, number: int) -> None:
 
 
 def _linked(project: str, name: str) -> list[int]:
-    numbers = list_versions(layout.project_dir(root_dir(), project), name)
+    numbers = list_versions(project, name, dir=root_dir())
     if not numbers:
         abort(404, description=f"Artifact {name!r} of {project!r} has no linked versions.")
     return numbers

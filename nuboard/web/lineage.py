@@ -22,9 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
-from sqlalchemy import and_, select, tuple_
-
-from nuboard.catalog.tables import artifacts, lineage, runs, versions
+from nuboard.catalog import artifact_reads
 from nuboard.files.records import display_status
 
 from .lineage_svg import render_svg
@@ -32,7 +30,6 @@ from .lineage_svg import render_svg
 __all__ = ["Node", "Edge", "Graph", "lineage_graph", "graph_json", "render_svg",
            "version_key", "run_key"]
 
-_CHUNK = 400
 LIMIT = 50
 
 
@@ -234,28 +231,17 @@ def _edges(catalogs, known: set[str], frontier: list[Node], kind: str) -> set[tu
     """DISTINCT (run_project, run_id, artifact_project, artifact_name, version) of the edges of
     `kind` touching the frontier, from every catalog whose edges name the frontier's projects."""
     if frontier[0].kind == "version":
-        keys = sorted({(n.project, n.name, n.version) for n in frontier})
-        columns = (lineage.c.artifact_project, lineage.c.artifact_name, lineage.c.version)
+        keys = {(n.project, n.name, n.version) for n in frontier}
+        read = artifact_reads.edges_of_versions
     else:
-        keys = sorted({(n.project, n.run_id) for n in frontier})
-        columns = (lineage.c.run_project, lineage.c.run_id)
+        keys = {(n.project, n.run_id) for n in frontier}
+        read = artifact_reads.edges_of_runs
     side = 0 if frontier[0].kind == "version" else 1
     concerned = {n.project for n in frontier}
     found: set[tuple] = set()
     for project in sorted(known):
-        if not concerned & _touched(catalogs, project)[side]:
-            continue
-        catalog = catalogs.get(project)
-        with catalog.reader.connect() as conn:
-            for i in range(0, len(keys), _CHUNK):
-                chunk = keys[i:i + _CHUNK]
-                match = (and_(*(c == v for c, v in zip(columns, chunk[0]))) if len(chunk) == 1
-                         else tuple_(*columns).in_(chunk))
-                stmt = (select(lineage.c.run_project, lineage.c.run_id,
-                               lineage.c.artifact_project, lineage.c.artifact_name,
-                               lineage.c.version)
-                        .distinct().where(lineage.c.kind == kind, match))
-                found.update(map(tuple, conn.execute(stmt).all()))
+        if concerned & _touched(catalogs, project)[side]:
+            found.update(read(catalogs.get(project), kind, keys))
     return found
 
 
@@ -263,15 +249,10 @@ def _touched(catalogs, project: str) -> tuple[frozenset, frozenset]:
     """The artifact projects and the run projects a project's lineage edges name, kept by
     the Catalogs until a sync changes the project, so only catalogs that may hold an edge
     are asked."""
-    def compute(catalog) -> tuple[frozenset, frozenset]:
-        with catalog.reader.connect() as conn:
-            arts = conn.execute(select(lineage.c.artifact_project).distinct()).scalars().all()
-            run_projects = conn.execute(select(lineage.c.run_project).distinct()).scalars().all()
-        return frozenset(arts), frozenset(run_projects)
     remember = getattr(catalogs, "remember", None)
     if remember is None:
-        return compute(catalogs.get(project))
-    return remember(project, "lineage.touched", compute)
+        return artifact_reads.lineage_projects(catalogs.get(project))
+    return remember(project, "lineage.touched", artifact_reads.lineage_projects)
 
 
 def _fill(catalogs, known: set[str], nodes: Iterable[Node], now: float) -> None:
@@ -286,7 +267,7 @@ def _fill(catalogs, known: set[str], nodes: Iterable[Node], now: float) -> None:
             continue
         catalog = catalogs.get(project)
         if kind == "version":
-            rows = _version_rows(catalog, [(n.name, n.version) for n in group])
+            rows = artifact_reads.version_summaries(catalog, [(n.name, n.version) for n in group])
             for node in group:
                 row = rows.get((node.name, node.version))
                 if row is None:
@@ -294,7 +275,7 @@ def _fill(catalogs, known: set[str], nodes: Iterable[Node], now: float) -> None:
                 else:
                     node.type, node.description, node.unlinked = row
         else:
-            rows = _run_rows(catalog, [n.run_id for n in group])
+            rows = artifact_reads.run_summaries(catalog, [n.run_id for n in group])
             for node in group:
                 row = rows.get(node.run_id)
                 if row is None:
@@ -302,33 +283,6 @@ def _fill(catalogs, known: set[str], nodes: Iterable[Node], now: float) -> None:
                 else:
                     node.name, status, heartbeat, lost_after = row
                     node.status = display_status(status, heartbeat, now, lost_after)
-
-
-def _version_rows(catalog, keys: list[tuple[str, int]]) -> dict:
-    found = {}
-    with catalog.reader.connect() as conn:
-        for i in range(0, len(keys), _CHUNK):
-            stmt = (select(artifacts.c.name, versions.c.version, versions.c.type,
-                           versions.c.description, versions.c.unlinked)
-                    .join(artifacts, versions.c.artifact == artifacts.c.id)
-                    .where(artifacts.c.project_id == catalog.project_id,
-                           tuple_(artifacts.c.name, versions.c.version).in_(keys[i:i + _CHUNK])))
-            for name, number, kind, description, unlinked in conn.execute(stmt):
-                found[(name, number)] = (kind, description, bool(unlinked))
-    return found
-
-
-def _run_rows(catalog, run_ids: list[str]) -> dict:
-    found = {}
-    with catalog.reader.connect() as conn:
-        for i in range(0, len(run_ids), _CHUNK):
-            stmt = (select(runs.c.run_id, runs.c.name, runs.c.status, runs.c.heartbeat_mtime,
-                           runs.c.lost_after)
-                    .where(runs.c.project_id == catalog.project_id,
-                           runs.c.run_id.in_(run_ids[i:i + _CHUNK])))
-            for run_id, name, status, heartbeat, lost_after in conn.execute(stmt):
-                found[run_id] = (name, status, heartbeat, lost_after)
-    return found
 
 
 # -- layout -------------------------------------------------------------------------------
