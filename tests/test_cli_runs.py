@@ -538,4 +538,4 @@ def test_formatters():
     assert record["duration_s"] == 3720 and record["status"] == "running"
     assert formats.run_cells(record, tz)[4:] == ["t", "2026-12-02 18:00", "1h 02m", "h"]
     assert formats.plain_table(["A", "BB"], [["xyz", "1"], ["", "22"]]) == "A    BB\nxyz  1\n     22"
-    assert formats.csv_text(["a", "b"], [[["x", "y"], None]]) == "a,b\nx;y,\n"
+    assert formats.as_csv(["a", "b"], [[["x", "y"], None]]) == "a,b\nx;y,\n"

@@ -45,7 +45,7 @@ def artifact() -> None:
 def _meta_file(path: str) -> tuple[list, list[str]]:
     """The metadata of --meta-file: a JSON object, each value typed by its JSON type."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(Path(path).read_bytes().decode("utf-8"))
     except OSError as exc:
         return [], [f"--meta-file: cannot read {path!r} ({exc.strerror or exc})"]
     except ValueError as exc:
@@ -306,7 +306,7 @@ def ls(project: str | None, unlinked: bool, as_json: bool, root: Path) -> None:
     for spec, why in skipped:
         click.echo(f"nuboard: skipped {spec}: {' '.join(why.split())}", err=True)
     if as_json:
-        click.echo(formats.json_text(records))
+        click.echo(formats.as_json(records))
         return
     if not records:
         where = f"project {project!r}" if project else f"{str(root)!r}"

@@ -80,7 +80,7 @@ def plain_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def csv_text(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+def as_csv(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """CSV with a header line (RFC 4180 quoting, '\\n' line ends)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -99,7 +99,7 @@ def json_value(value: Any) -> Any:
     return value
 
 
-def json_text(records: Iterable[Mapping[str, Any]]) -> str:
+def as_json(records: Iterable[Mapping[str, Any]]) -> str:
     """A JSON list of objects, indented, UTF-8 kept as it is."""
     return json.dumps([{k: json_value(v) for k, v in r.items()} for r in records],
                       indent=2, ensure_ascii=False)

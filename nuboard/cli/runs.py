@@ -56,10 +56,10 @@ def list_runs(catalog, query: str | None, limit: int | None, now: float) -> list
 
 def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: bool) -> None:
     if as_json:
-        click.echo(formats.json_text(records))
+        click.echo(formats.as_json(records))
         return
     if as_csv:
-        click.echo(formats.csv_text(formats.RUN_FIELDS,
+        click.echo(formats.as_csv(formats.RUN_FIELDS,
                                     ([r[f] for f in formats.RUN_FIELDS] for r in records)), nl=False)
         return
     headers = formats.table_headers(with_project)

@@ -52,10 +52,10 @@ def sql(statement: str, project: str | None, as_json: bool, as_csv: bool, root: 
     columns, rows = run_statement(path, statement)
     if as_json:
         keys = unique_names(columns)
-        click.echo(formats.json_text(dict(zip(keys, row)) for row in rows))
+        click.echo(formats.as_json(dict(zip(keys, row)) for row in rows))
     elif as_csv:
         if columns:
-            click.echo(formats.csv_text(columns, rows), nl=False)
+            click.echo(formats.as_csv(columns, rows), nl=False)
     elif columns:
         cells = [[formats.text_cell(v) for v in row] for row in rows]
         if stdout_is_terminal():

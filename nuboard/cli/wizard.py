@@ -4,7 +4,7 @@ Every question goes through prompt_toolkit's current app session (questionary's 
 over a PromptSession), so a test drives it with a pipe input:
 
     with create_pipe_input() as inp, create_app_session(input=inp, output=DummyOutput()):
-        inp.send_text("datasets/fineweb-edu\\r...")
+        inp.send_bytes(b"datasets/fineweb-edu\\r...")
         form = run_wizard(AddForm(), root=root, output=buf)
 
 The lines the wizard prints (the ✓ and ✗ after a field, the metadata list, the review) go

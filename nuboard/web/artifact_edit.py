@@ -33,7 +33,7 @@ artifact_edit = Blueprint("artifact_edit", __name__)
 artifact_edit.url_value_preprocessor(load_project)
 
 
-def _form_context(form: VersionForm, checked=None, review: bool = False) -> dict:
+def _form_vars(form: VersionForm, checked=None, review: bool = False) -> dict:
     names = list_artifacts(form.project, dir=root_dir()) \
         if form.project in catalogs().projects() else []
     return {"form": form, "checked": checked, "review": review, "types": TYPES,
@@ -49,7 +49,7 @@ def new(project: str):
                        run=args.get("run", ""), store="copy" if args.get("run") else "reference")
     if form.run and not (layout.run_dir(root_dir(), project, form.run) / layout.RUN_JSON).is_file():
         abort(404, description=f"Run {form.run!r} not found in project {project!r}.")
-    return render_template("new_version.html", **_form_context(form))
+    return render_template("new_version.html", **_form_vars(form))
 
 
 def _read_form(project: str) -> VersionForm:
@@ -83,7 +83,7 @@ def review(project: str):
     form = _read_form(project)
     checked = check_form(form, root_dir())
     status = 200 if checked.ok else 400
-    return render_template("new_version.html", **_form_context(form, checked, review=checked.ok)), status
+    return render_template("new_version.html", **_form_vars(form, checked, review=checked.ok)), status
 
 
 @artifact_edit.post("/p/<project:project>/.artifacts/add")
@@ -98,7 +98,7 @@ def add(project: str):
     if not checked.ok:
         if wants_json():
             return _checked_json(checked), 400
-        return render_template("new_version.html", **_form_context(form, checked)), 400
+        return render_template("new_version.html", **_form_vars(form, checked)), 400
     options = dict(type=form.type.strip().lower(), metadata=checked.metadata,
                    description=form.description.strip(), checksum=form.checksum)
     try:
@@ -107,7 +107,7 @@ def add(project: str):
         checked.problems["path"] = str(exc)
         if wants_json():
             return _checked_json(checked), 400
-        return render_template("new_version.html", **_form_context(form, checked)), 400
+        return render_template("new_version.html", **_form_vars(form, checked)), 400
     catalogs().sync_now(made.project)
     target = url_for("artifacts.version", project=made.project, name=made.name,
                      number=made.version)

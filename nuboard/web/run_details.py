@@ -25,7 +25,7 @@ class RunUnreadable(ValueError):
     """The run's run.json is there but cannot be shown (not JSON, wrong types, too deep)."""
 
 
-def read_text(folder: Path, sub: str, limit: int = TEXT_LIMIT) -> tuple[str | None, bool]:
+def read_capped(folder: Path, sub: str, limit: int = TEXT_LIMIT) -> tuple[str | None, bool]:
     """The first `limit` bytes of a text file inside the run folder (None when absent or when
     the path leads outside it) and whether it was cut."""
     fh = open_file_inside(folder, sub)
@@ -82,9 +82,9 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
     config = [{"key": c["key"], "value": config_value(c["type"], c["value_num"],
                                                       c["value_text"]), "type": c["type"]}
               for c in flat[:CONFIG_ROWS]]
-    command, _ = read_text(folder, f"{layout.FILES}/command.txt")
-    packages, _ = read_text(folder, f"{layout.FILES}/requirements.txt")
-    patch, patch_cut = read_text(folder, f"{layout.FILES}/git.patch")
+    command, _ = read_capped(folder, f"{layout.FILES}/command.txt")
+    packages, _ = read_capped(folder, f"{layout.FILES}/requirements.txt")
+    patch, patch_cut = read_capped(folder, f"{layout.FILES}/git.patch")
     ranks = sorted({rank for rank, _, _ in layout.list_logs(folder)})
     sessions = [s for s in doc.get("sessions") or [] if isinstance(s, dict)]
     links = {}
