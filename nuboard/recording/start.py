@@ -15,8 +15,8 @@ from nuboard.errors import (
     RunNotFoundError,
 )
 from nuboard.eventlog.writer import Heartbeat
-from nuboard.files import layout
-from nuboard.files.jsonfile import clean_stray_temps, read_json, write_json_atomic
+from nuboard.files import layout, runjson
+from nuboard.files.jsonfile import clean_stray_temps
 from nuboard.files.names import (
     MAX_NOTES,
     RESERVED_DEFAULTS,
@@ -38,7 +38,7 @@ from .init_args import (
     check_system_metrics,
 )
 from .ranks import detect_ranks
-from .run import Run, _iso_now, defers_sigterm
+from .run import Run, defers_sigterm
 
 RUN_FORMAT = 1
 
@@ -182,7 +182,7 @@ def init(
             f"fork_from: run {fork[0]!r} not found in project {project!r} under {str(root)!r}. "
             f"Run 'nuboard ls {project}' to list runs.")
 
-    now_iso = _iso_now()
+    now_iso = runjson.now_iso()
     host = hostname()
     existing = None
     if run_id is not None:
@@ -236,7 +236,7 @@ def init(
             expected = 1 if fork else _next_session(folder, 0)
             doc["sessions"].append(_session_entry(expected, now_iso, host))
             try:
-                write_json_atomic(folder / layout.RUN_JSON, doc, exclusive=True)
+                runjson.create_run(folder, doc)
             except FileExistsError:
                 if resume != "auto":
                     raise RunExistsError(
@@ -328,20 +328,23 @@ def _record_session(folder: Path, project: str, base: dict, mine: dict, entry: d
     this process changed from `base`, its session `entry` (instead of `replaces`, its own
     provisional entry) and the status 'running'.
     """
-    from nuboard.files.edits import run_json_lock
-    with run_json_lock(folder):
-        current = _read_run_json(folder, project)
-        doc = dict(current)
-        for key, value in mine.items():
-            if key != "sessions" and (key not in base or base[key] != value):
-                doc[key] = value
-        doc["status"], doc["end_time"] = "running", None
-        doc["world_size"] = max(_count(current.get("world_size")), _count(mine.get("world_size")))
+    def add_session(current: dict) -> None:
+        if not isinstance(current, dict):
+            raise _not_an_object(folder, project)
+        world_size = max(_count(current.get("world_size")), _count(mine.get("world_size")))
         sessions = current.get("sessions")
         sessions = [s for s in sessions if s != replaces] if isinstance(sessions, list) else []
-        doc["sessions"] = sessions + [entry]
-        write_json_atomic(folder / layout.RUN_JSON, doc)
-    return doc
+        for key, value in mine.items():
+            if key != "sessions" and (key not in base or base[key] != value):
+                current[key] = value
+        current["status"], current["end_time"] = "running", None
+        current["world_size"] = world_size
+        current["sessions"] = sessions + [entry]
+
+    def unreadable(exc: Exception) -> dict:
+        raise _unreadable(folder, project, exc) from None
+
+    return runjson.update_run(folder, add_session, fallback=unreadable)
 
 
 def _count(value: object) -> int:
@@ -354,14 +357,22 @@ def _session_entry(session: int, start: str, host: str) -> dict:
 
 def _read_run_json(folder: Path, project: str) -> dict:
     try:
-        doc = read_json(folder / layout.RUN_JSON)
+        doc = runjson.read_run(folder)
     except (OSError, ValueError) as exc:
-        raise NuBoardError(
-            f"run.json of run {folder.name!r} in project {project!r} cannot be read ({exc}); "
-            "fix or remove that file, or start a new run.") from None
+        raise _unreadable(folder, project, exc) from None
     if not isinstance(doc, dict):
-        raise NuBoardError(f"run.json of run {folder.name!r} in project {project!r} is not an object.")
+        raise _not_an_object(folder, project)
     return doc
+
+
+def _unreadable(folder: Path, project: str, exc: Exception) -> NuBoardError:
+    return NuBoardError(
+        f"run.json of run {folder.name!r} in project {project!r} cannot be read ({exc}); "
+        "fix or remove that file, or start a new run.")
+
+
+def _not_an_object(folder: Path, project: str) -> NuBoardError:
+    return NuBoardError(f"run.json of run {folder.name!r} in project {project!r} is not an object.")
 
 
 def _prefixes(existing: dict | None, system_prefix: str | None, timing_prefix: str | None,
@@ -369,7 +380,7 @@ def _prefixes(existing: dict | None, system_prefix: str | None, timing_prefix: s
     before = (existing or {}).get("prefixes") or {}
     if not before and parent_dir is not None:
         try:
-            before = read_json(parent_dir / layout.RUN_JSON).get("prefixes") or {}
+            before = runjson.read_run(parent_dir).get("prefixes") or {}
         except (OSError, ValueError, AttributeError):
             before = {}
     out = {}
