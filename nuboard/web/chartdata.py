@@ -361,7 +361,7 @@ class SeriesCache:
 
 def list_ranks(run_dir: PathArg) -> list[int]:
     """The ranks that have event logs in a run folder, ascending."""
-    return sorted({rank for rank, _, _ in layout.list_logs(Path(run_dir))})
+    return layout.list_ranks(Path(run_dir))
 
 
 def series_payload(cache: SeriesCache, run_dir: PathArg, rank: int, name: str, *,
