@@ -8,7 +8,8 @@
 """
 from __future__ import annotations
 
-from nuboard.eventlog.reader import RunReader, Scalar, read_scalars
+from nuboard.eventlog.reader import RunReader, Scalar
+from nuboard.eventlog.source import read_scalars
 from nuboard.files.status import HeartbeatWatch, run_status
 from nuboard.recording.run import Run
 from nuboard.recording.start import init

@@ -320,7 +320,7 @@ def holding(frame):
     if WHERE == "new-scalar":
         return name == "_open_series" and me._open_lock.locked()
     if WHERE == "add-artifact":                 # run.json's lock, taken to list the output
-        return name == "record" and "doc" in frame.f_locals
+        return name == "update_run" and "doc" in frame.f_locals
     return name in ("finish", "_end") and me._finished and me._finish_lock._is_owned()
 
 

@@ -14,6 +14,7 @@ from stat import S_ISREG
 from typing import Any, Iterator, NamedTuple
 
 from nuboard.errors import InvalidArgumentError, InvalidTypeError
+from nuboard.files import runjson
 from nuboard.files.layout import project_dir, resolve_root
 from nuboard.files.names import check_project
 
@@ -186,7 +187,7 @@ def _run_of(real: Path, project_path: Path) -> str | None:
 def _run_folder_around(real: Path) -> Path | None:
     """The run folder (runs/<id>/ with a run.json) that holds `real`, in any project, or None."""
     for folder in (real, *real.parents):
-        if folder.parent.name == "runs" and (folder / "run.json").is_file():
+        if folder.parent.name == "runs" and (folder / runjson.RUN_JSON).is_file():
             return folder
     return None
 
@@ -196,7 +197,7 @@ def _refuse_running(real: Path, listing: list = ()) -> None:
     through a folder that holds the run (a project's runs/, say)."""
     _refuse_if_running(_run_folder_around(real))
     for rel, _ in listing:              # a million paths: one endswith each
-        if rel.endswith("/run.json"):
+        if rel.endswith("/" + runjson.RUN_JSON):
             parts = rel.split("/")
             if (parts[-3] if len(parts) >= 3 else real.name) == "runs":
                 _refuse_if_running(real.joinpath(*parts[:-1]))
@@ -205,12 +206,11 @@ def _refuse_running(real: Path, listing: list = ()) -> None:
 def _refuse_if_running(run_folder: Path | None) -> None:
     """Raise the one message for a run that is running: its run.json says so and it is not
     lost (before its first heartbeat it counts as running)."""
-    from nuboard.files.jsonfile import read_json
     from nuboard.files.status import run_status
     if run_folder is None:
         return
     try:
-        doc = read_json(run_folder / "run.json")
+        doc = runjson.read_run(run_folder)
     except (OSError, ValueError):
         return
     if not isinstance(doc, dict) or doc.get("status") != "running" \
@@ -504,10 +504,9 @@ def promote_run_path(run_dir: "str | os.PathLike[str]", path: str, name: str, *,
     Entries that are not files or folders are left out with a RuntimeWarning (see add_artifact).
     Other options go to add_artifact (metadata, checksum, description).
     """
-    from nuboard.files.jsonfile import read_json
     run_path = Path(run_dir)
     try:
-        doc = read_json(run_path / "run.json")
+        doc = runjson.read_run(run_path)
         project, run_id = doc["project"], doc["id"]
     except (OSError, ValueError, KeyError, TypeError):
         raise InvalidArgumentError(f"{str(run_path)!r} is not a run folder (it has no readable "

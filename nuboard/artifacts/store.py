@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from nuboard.files.jsonfile import clean_stray_temps, fsync_dir, read_json, write_json_atomic
+from nuboard.files.jsonfile import clean_stray_temps, flock, fsync_dir, read_json, write_json_atomic
 
 from .errors import ArtifactNotFoundError, VersionStateError
 from .manifest import MANIFEST
@@ -28,12 +28,6 @@ ARTIFACTS = "artifacts"
 UNLINKED = ".unlinked"
 LAST = ".last-version"
 LOCK = ".lock"
-
-try:
-    import fcntl
-except ImportError:             # pragma: no cover - not on Linux/macOS
-    fcntl = None  # type: ignore[assignment]
-
 
 def artifacts_dir(project_path: Path) -> Path:
     return Path(project_path) / ARTIFACTS
@@ -52,15 +46,8 @@ def name_lock(project_path: Path, name: str) -> Iterator[None]:
     """Hold the lock of one artifact name (a no-op where flock does not exist)."""
     folder = name_dir(project_path, name)
     folder.mkdir(parents=True, exist_ok=True)
-    if fcntl is None:
+    with flock(folder / LOCK):
         yield
-        return
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _numbers(folder: Path) -> list[int]:

@@ -9,7 +9,6 @@ user; a damaged catalog is moved aside and rebuilt from the files.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import hashlib
 import os
@@ -25,7 +24,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.pool import QueuePool
 
 from nuboard.errors import NuBoardError
-from nuboard.files.jsonfile import open_regular
+from nuboard.files.jsonfile import flock, open_regular
 from nuboard.files.layout import resource_dir
 
 CATALOG = "catalog.sqlite"
@@ -203,14 +202,9 @@ def make_engine(path: Path, *, read_only: bool = False, begin: str | None = None
 
 @contextlib.contextmanager
 def file_lock(path: Path):
-    """An exclusive lock between processes (flock on path)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    """An exclusive lock between processes (flock on path, jsonfile.flock)."""
+    with flock(path):
         yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def alembic_config(engine_conn=None):

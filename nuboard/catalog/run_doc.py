@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nuboard.files import layout
-from nuboard.files.jsonfile import read_json
+from nuboard.files import runjson
 
 MAX_DEPTH = 100                  # deeper documents are skipped: nothing recursive can fail later
 
@@ -71,7 +70,7 @@ def read_run_doc(folder: Path):
         OSError: it cannot be read (or is not a regular file).
         ValueError: it is not JSON, or nests too deep to parse.
     """
-    return read_json(Path(folder) / layout.RUN_JSON)
+    return runjson.read_run(folder)
 
 
 def check_run_doc(doc: dict) -> str | None:

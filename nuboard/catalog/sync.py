@@ -25,7 +25,7 @@ from typing import Callable, NamedTuple
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.exc import DatabaseError
 
-from nuboard.eventlog.reader import RunReader
+from nuboard.eventlog.source import rank_scalars
 from nuboard.files import layout
 from nuboard.files.jsonfile import read_json
 from nuboard.files.status import heartbeat_mtime, run_lost_after
@@ -149,14 +149,7 @@ def _read_rank(run_dir: Path, rank: int, logs: list) -> dict:
             size += path.stat().st_size
         except OSError:
             pass
-    if size >= PARQUET_FROM and (run_dir / layout.PARQUET).is_file():
-        from nuboard.eventlog.parquet import read_parquet_if_current
-        found = read_parquet_if_current(run_dir, None, rank)
-        if found is not None:
-            return found
-    reader = RunReader(run_dir, rank)
-    reader.refresh()
-    return reader.scalars()
+    return rank_scalars(run_dir, rank, parquet=size >= PARQUET_FROM)
 
 
 def summarize(run_dir: Path) -> list[dict]:

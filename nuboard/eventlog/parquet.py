@@ -108,6 +108,41 @@ def current_parquet_meta(run_dir: Path, rank: int = 0) -> tuple[bytes, dict] | N
     return found     # type: ignore[return-value]
 
 
+class ParquetChangedError(ValueError):
+    """data.parquet's metadata is no longer the one its reader checked: it was replaced."""
+
+
+def read_table(run_dir: Path, meta: bytes):
+    """data.parquet's step, wall_time and value columns as a pyarrow Table, if its raw
+    metadata is still `meta` (as current_parquet_meta gave it); else ParquetChangedError.
+
+    Raises OSError when it cannot be opened and pyarrow's errors when it is not Parquet.
+    """
+    with open_parquet(run_dir) as pf:
+        if (pf.schema_arrow.metadata or {}).get(b"nuboard") != meta:
+            raise ParquetChangedError(f"{Path(run_dir) / layout.PARQUET} was replaced")
+        # ParquetFile.read gives one chunk a column; read_table gives many, far slower
+        return pf.read(columns=["step", "wall_time", "value"])
+
+
+def first_wall_time(run_dir: Path) -> float | None:
+    """The least wall time in data.parquet, from its column statistics (no data read);
+    None when it has none or cannot be read."""
+    try:
+        with open_parquet(run_dir) as pf:
+            md = pf.metadata
+        col = md.schema.names.index("wall_time")
+        lows = []
+        for g in range(md.num_row_groups):
+            stats = md.row_group(g).column(col).statistics
+            if stats is None or not stats.has_min_max:
+                return None
+            lows.append(stats.min)
+        return min(lows) if lows else None
+    except Exception:
+        return None
+
+
 def read_parquet_if_current(run_dir: Path, keys: Iterable[str] | None, rank: int = 0
                             ) -> dict[str, Scalar] | None:
     """The scalars from data.parquet, or None when it is missing, foreign or out of date."""

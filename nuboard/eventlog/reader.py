@@ -1,4 +1,4 @@
-"""Reading a run's scalars back: sessions merged by the resume rule, live or from data.parquet."""
+"""Reading a run's scalars back from its event logs: sessions merged by the resume rule, live."""
 from __future__ import annotations
 
 import os
@@ -6,8 +6,7 @@ from array import array
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
-from nuboard.files import layout
-from nuboard.files.jsonfile import read_json
+from nuboard.files import layout, runjson
 from nuboard.files.names import RESERVED_DEFAULTS
 
 from .logfile import LogReader, ReadStats
@@ -141,7 +140,7 @@ class RunReader:
 def own_prefixes(run_dir: Path) -> frozenset[str]:
     """The run's system and timing prefixes from its run.json (the defaults when unreadable)."""
     try:
-        found = frozenset(p for p in read_json(run_dir / layout.RUN_JSON)["prefixes"].values()
+        found = frozenset(p for p in runjson.read_run(run_dir)["prefixes"].values()
                           if isinstance(p, str))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         found = frozenset()
@@ -164,66 +163,3 @@ def _hide_from(merged: _Part, first: int) -> None:
     merged.steps = array("q", (steps[i] for i in keep))
     merged.walls = array("d", (merged.walls[i] for i in keep))
     merged.values = array("d", (merged.values[i] for i in keep))
-
-
-def read_scalars(path: "str | os.PathLike[str]", keys: "str | Iterable[str] | None" = None,
-                 rank: int = 0) -> dict[str, Scalar]:
-    """Read a run's scalars: {name: Scalar(steps, wall_times, values)}.
-
-    Reads data.parquet when it is present and was built from exactly the logs on disk,
-    else the event logs (also of a run that is still being written).
-
-    Args:
-        path: the run folder (run.path): one with a run.json or an event log.
-        keys: the scalar names wanted (a str is one name); None for all.
-        rank: which rank's logs.
-
-    Raises:
-        RunNotFoundError (a ValueError): path is missing or not a run folder.
-        TypeError: keys that are not a str or an iterable of str; a rank that is not an int.
-        ValueError: a negative rank.
-    """
-    path, keys = _check_read_args(path, keys, rank)
-    if (path / layout.PARQUET).is_file():
-        from .parquet import read_parquet_if_current
-        found = read_parquet_if_current(path, keys, rank)
-        if found is not None:
-            return found
-    reader = RunReader(path, rank)
-    reader.refresh()
-    return reader.scalars(keys)
-
-
-def _check_read_args(path, keys, rank) -> tuple[Path, list[str] | None]:
-    """read_scalars' arguments checked: the run folder, and keys as a list (or None)."""
-    from nuboard.errors import InvalidArgumentError, InvalidTypeError, RunNotFoundError
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidTypeError(f"path must be a str or a path, not {type(path).__name__} ({path!r:.80})")
-    if isinstance(rank, bool) or not isinstance(rank, int):
-        raise InvalidTypeError(f"rank must be an int, not {type(rank).__name__} ({rank!r:.80})")
-    if rank < 0:
-        raise InvalidArgumentError(f"rank {rank} is negative: ranks count from 0.")
-    if keys is not None:
-        if isinstance(keys, str):
-            keys = [keys]
-        else:
-            try:
-                keys = list(keys)
-            except TypeError:
-                raise InvalidTypeError(
-                    f"keys must be a scalar name or a list of names, not {type(keys).__name__} "
-                    f"({keys!r:.80}).") from None
-            for key in keys:
-                if not isinstance(key, str):
-                    raise InvalidTypeError(f"keys entry {key!r:.80} must be a str, not {type(key).__name__}.")
-    path = Path(path)
-    where = "Pass a run's folder (run.path, <dir>/<project>/runs/<run_id>)."
-    if not path.is_dir():
-        what = "does not exist" if not path.exists() else "is not a folder"
-        raise RunNotFoundError(f"no run folder {str(path)!r}: it {what}. {where}")
-    if not (path / layout.RUN_JSON).exists() and not layout.list_logs(path):
-        if (path / "runs").is_dir():
-            where = f"It is a project folder: pass one of its runs, {str(path / 'runs')!r}/<run_id>."
-        raise RunNotFoundError(
-            f"{str(path)!r} is not a run folder: it has no {layout.RUN_JSON} and no event log. {where}")
-    return path, keys

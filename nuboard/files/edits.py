@@ -8,39 +8,17 @@ process's own rewrites (resume, finish).
 """
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 from pathlib import Path
 
 from nuboard.errors import NuBoardError, RunNotFoundError
 
-from . import layout
-from .jsonfile import read_json, write_json_atomic
+from . import runjson
 from .names import MAX_NOTES, check_label
-from .sigterm import defer_sigterm
-
-RUN_LOCK = ".run.json.lock"
 
 
 class EditConflictError(NuBoardError):
     """The record changed since the editor read it; the edit was not applied."""
-
-
-@contextlib.contextmanager
-def run_json_lock(folder: "str | os.PathLike[str]"):
-    """Hold the run's edit lock; without a writable folder, go on unlocked (nothing to race)."""
-    try:
-        fd = os.open(Path(folder) / RUN_LOCK, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except OSError:
-        yield
-        return
-    with defer_sigterm:          # finishing on SIGTERM takes this lock: never while held
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
 
 
 def edit_notes(run_dir: "str | os.PathLike[str]", notes: str, *, base: str | None) -> dict:
@@ -53,12 +31,8 @@ def edit_notes(run_dir: "str | os.PathLike[str]", notes: str, *, base: str | Non
     """
     check_label(notes, "notes", MAX_NOTES)
     folder = Path(run_dir)
-    path = folder / layout.RUN_JSON
-    with run_json_lock(folder):
-        try:
-            doc = read_json(path)
-        except FileNotFoundError:
-            raise RunNotFoundError(f"run {folder.name!r} not found: no {str(path)!r}.") from None
+
+    def replace_notes(doc: dict) -> None:
         current = doc.get("notes")
         if current != base:
             raise EditConflictError(
@@ -66,7 +40,12 @@ def edit_notes(run_dir: "str | os.PathLike[str]", notes: str, *, base: str | Non
                 f"opened (now {_preview(current)}, opened as {_preview(base)}); reload them and "
                 "edit again.")
         doc["notes"] = notes
-        write_json_atomic(path, doc)
+
+    try:
+        doc = runjson.update_run(folder, replace_notes)
+    except FileNotFoundError:
+        path = folder / runjson.RUN_JSON
+        raise RunNotFoundError(f"run {folder.name!r} not found: no {str(path)!r}.") from None
     return doc
 
 

@@ -5,12 +5,19 @@ which never blocks on a FIFO, socket or device file someone left there.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:             # pragma: no cover - not on Linux/macOS
+    fcntl = None  # type: ignore[assignment]
 
 TEMP_PREFIX = ".tmp-"
 
@@ -51,6 +58,36 @@ def write_bytes_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> N
         _unlink_quietly(tmp)
         raise
     fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def flock(path: "Path | str", *, missing_ok: bool = False) -> Iterator[None]:
+    """Hold an exclusive lock between processes; the kernel frees it if the holder dies.
+
+    The lock is flock on `path`, created when missing (mode 0644). Where flock does not
+    exist, go on unlocked.
+
+    missing_ok: where the lock file cannot be created (a read-only folder), go on unlocked
+        instead of raising the OSError.
+    """
+    if fcntl is None:
+        yield
+        return
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError:
+        if not missing_ok:
+            raise
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)   # also when a forked child holds a copy of fd
+    finally:
+        os.close(fd)
 
 
 def write_json_atomic(path: Path, doc: Any, *, exclusive: bool = False) -> None:

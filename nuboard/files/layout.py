@@ -7,7 +7,8 @@ from pathlib import Path
 
 from nuboard.errors import InvalidTypeError
 
-RUN_JSON = "run.json"
+from .runjson import RUN_JSON  # noqa: F401  (layout.RUN_JSON: the name every reader uses)
+
 HEARTBEAT = "heartbeat"
 PARQUET = "data.parquet"
 FILES = "files"
@@ -78,6 +79,11 @@ def list_logs(folder: Path, rank: int | None = None) -> list[tuple[int, int, Pat
             found.append((parsed[0], parsed[1], Path(folder) / entry.name))
     found.sort()
     return found
+
+
+def list_ranks(folder: Path) -> list[int]:
+    """The ranks that have an event log in a run folder, sorted."""
+    return sorted({rank for rank, _, _ in list_logs(folder)})
 
 
 def resource_dir(name: str) -> Path:

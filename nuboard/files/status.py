@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import layout
+from . import layout, runjson
 from .jsonfile import read_json
 
 LOST_AFTER = 120.0
@@ -77,7 +77,7 @@ def run_status(run_dir: "str | os.PathLike[str]", doc: dict | None = None, *,
     run_dir = Path(run_dir)
     if doc is None:
         try:
-            doc = read_json(run_dir / layout.RUN_JSON)
+            doc = runjson.read_run(run_dir)
         except (OSError, ValueError):
             return "unknown"
     status = doc.get("status", "unknown") if isinstance(doc, dict) else "unknown"
@@ -107,7 +107,7 @@ def live_process(run_dir: "str | os.PathLike[str]", host: str | None = None) -> 
     """
     run_dir = Path(run_dir)
     try:
-        doc = read_json(run_dir / layout.RUN_JSON)
+        doc = runjson.read_run(run_dir)
     except (OSError, ValueError):
         doc = None
     if isinstance(doc, dict) and doc.get("status") != "running":

@@ -18,7 +18,7 @@ def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:
     Returns:
         {rank: number of points copied}.
     """
-    ranks = sorted({r for r, _, _ in layout.list_logs(parent)})
+    ranks = layout.list_ranks(parent)
     copied = {}
     for rank in ranks:
         reader = RunReader(parent, rank)

@@ -1,11 +1,24 @@
-"""Checks of nb.init's options that are not names: flags, intervals, groups, devices, resume."""
+"""Checks of nb.init's arguments: check_init_args checks them all, in order, before anything
+is written; the checks of flags, intervals, groups, devices and resume are here too."""
 from __future__ import annotations
 
 import math
+import os
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from nuboard.errors import InvalidArgumentError, InvalidTypeError
+from nuboard.files import layout
+from nuboard.files.names import (
+    MAX_NOTES,
+    check_folder_name,
+    check_label,
+    check_prefix,
+    check_project,
+    check_tags,
+)
 
 SYSTEM_GROUPS = ("cpu", "memory", "gpu")
 RESUME_MODES = ("must", "auto")
@@ -118,3 +131,84 @@ def _device_name(item: Any) -> str:
     raise InvalidArgumentError(
         f"system_devices {item!r:.80} cannot be tracked: use {choices} "
         "(CPU use is in the cpu group).")
+
+
+@dataclass(frozen=True)
+class InitOptions:
+    """nb.init's arguments, checked and normalized (check_init_args)."""
+    project: str
+    name_given: str | None       # run_name as given (None: keep a resumed run's)
+    run_name: str                # the new run's name: name_given or 'run'
+    config_doc: dict | None
+    root: Path
+    tags: list | None
+    notes: str | None
+    group: str | None
+    run_id: str | None
+    resume: str | None
+    fork: tuple[str, int] | None
+    capture_env: bool
+    code_dir: Any
+    compact: bool
+    flush_interval: float
+    heartbeat_interval: float
+    system_interval: float
+    groups: tuple
+    devices: tuple | None
+    capture_console: bool
+    system_prefix: str | None
+    timing_prefix: str | None
+    timing_all_ranks: bool
+
+
+def check_init_args(*, project, run_name, config, dir, tags, notes, group, run_id, resume,
+                    fork_from, capture_env, code_dir, compact, flush_interval,
+                    heartbeat_interval, system_metrics, system_devices, system_interval,
+                    capture_console, system_prefix, timing_prefix, timing_all_ranks
+                    ) -> InitOptions:
+    """Every argument of nb.init checked, in this order; raises the first error found."""
+    project = check_project("default" if project is None else project)
+    name_given = check_label(run_name, "run_name") if run_name is not None else None
+    config_doc = None
+    if config is not None:
+        from .run_config import to_config  # dataclasses and datetime only when needed
+        config_doc = to_config(config)
+    root = layout.resolve_root(dir)
+    tags = check_tags(tags) if tags is not None else None
+    notes = check_label(notes, "notes", MAX_NOTES) if notes is not None else None
+    group = check_label(group, "group") if group is not None else None
+    if run_id is not None:
+        check_folder_name(run_id, "run_id")
+    resume = check_resume(resume)
+    fork = check_fork_from(fork_from)
+    for flag, what in ((capture_env, "capture_env"), (compact, "compact"),
+                       (capture_console, "capture_console"), (timing_all_ranks, "timing_all_ranks")):
+        check_flag(flag, what)
+    if code_dir is not None:
+        if not isinstance(code_dir, (str, os.PathLike)):
+            raise InvalidTypeError(f"code_dir must be a str or a path, not {type(code_dir).__name__}.")
+        if not Path(code_dir).is_dir():
+            raise InvalidArgumentError(f"code_dir {os.fspath(code_dir)!r} is not a folder.")
+    flush_interval = check_interval(flush_interval, "flush_interval")
+    heartbeat_interval = check_interval(heartbeat_interval, "heartbeat_interval")
+    system_interval = check_interval(system_interval, "system_interval")
+    groups = check_system_metrics(system_metrics)
+    devices = check_system_devices(system_devices)
+    if system_prefix is not None:
+        check_prefix(system_prefix, "system_prefix")
+    if timing_prefix is not None:
+        check_prefix(timing_prefix, "timing_prefix")
+    if fork and resume:
+        raise InvalidArgumentError("fork_from starts a new run: it cannot be combined with resume.")
+    if resume == "must" and run_id is None:
+        raise InvalidArgumentError("resume='must' needs the run_id of the run to continue.")
+    if fork:
+        check_folder_name(fork[0], "fork_from run id")
+    return InitOptions(
+        project=project, name_given=name_given, run_name=name_given or "run",
+        config_doc=config_doc, root=root, tags=tags, notes=notes, group=group, run_id=run_id,
+        resume=resume, fork=fork, capture_env=capture_env, code_dir=code_dir, compact=compact,
+        flush_interval=flush_interval, heartbeat_interval=heartbeat_interval,
+        system_interval=system_interval, groups=groups, devices=devices,
+        capture_console=capture_console, system_prefix=system_prefix,
+        timing_prefix=timing_prefix, timing_all_ranks=timing_all_ranks)

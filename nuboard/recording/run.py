@@ -17,9 +17,7 @@ from typing import TYPE_CHECKING, Any
 from nuboard.errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
 from nuboard.eventlog.points import MAX_STEP, as_step, as_value, as_values, as_wall, step_error
 from nuboard.eventlog.writer import SERIES_CAP, EventWriter, Group, Series
-from nuboard.files import layout, sigterm
-from nuboard.files.edits import run_json_lock  # imported here: a SIGTERM handler must not import
-from nuboard.files.jsonfile import read_json, write_json_atomic
+from nuboard.files import layout, runjson, sigterm  # runjson now: a SIGTERM handler must not import
 from nuboard.files.names import check_scalar_name
 from nuboard.files.sigterm import defer_sigterm
 
@@ -103,6 +101,18 @@ class Run:
     @property
     def status(self) -> str:
         return self._doc["status"]
+
+    @property
+    def folder(self) -> Path:
+        """The run's folder as an absolute path (`path` is as nb.init was given it)."""
+        return self._abs
+
+    def update_record(self, fn) -> dict:
+        """Apply fn to run.json in place under the run's lock and write it (runjson.update_run);
+        where run.json cannot be read, fn gets the copy this process holds. The result is that
+        copy from now on; returns it. fn returning False writes nothing. Raises OSError."""
+        self._doc = runjson.update_run(self._abs, fn, fallback=self._doc)
+        return self._doc
 
     @property
     def dropped_points(self) -> int:
@@ -412,17 +422,13 @@ class Run:
             self._write_parquet()
 
     def _write_end(self, status: str) -> None:
+        def mark_end(doc: dict) -> None:
+            doc.update(status=status, end_time=runjson.now_iso(),
+                       dropped_points=doc.get("dropped_points", 0) + self._writer.dropped_points)
+            self._doc = doc                      # kept even when the write then fails
+
         try:
-            with run_json_lock(self._abs):       # an edit from the viewer must not be lost
-                try:
-                    doc = read_json(self._abs / layout.RUN_JSON)
-                except (OSError, ValueError):
-                    doc = self._doc
-                doc["status"] = status
-                doc["end_time"] = _iso_now()
-                doc["dropped_points"] = doc.get("dropped_points", 0) + self._writer.dropped_points
-                self._doc = doc
-                write_json_atomic(self._abs / layout.RUN_JSON, doc)
+            self.update_record(mark_end)
         except OSError as exc:
             warnings.warn(f"nuboard: cannot write {self._abs / layout.RUN_JSON}: {exc}",
                           RuntimeWarning, stacklevel=4)
@@ -503,11 +509,6 @@ class _SinkSeries:
 
 
 _SINK = _SinkSeries()
-
-
-def _iso_now() -> str:
-    import datetime as dt
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # -- process-wide hooks -------------------------------------------------------------------

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nuboard.files import layout
+from nuboard.files import layout, runjson
 from nuboard.files.jsonfile import read_json, write_json_atomic
 
 if TYPE_CHECKING:
@@ -30,27 +29,23 @@ USES = ".uses"
 
 def run_root(run: "Run") -> Path:
     """The experiments root a run's folder lies in (<root>/<project>/runs/<id>)."""
-    project_path = run._abs.parent.parent
+    project_path = run.folder.parent.parent
     return project_path.parents[len(run.project.split("/")) - 1]
 
 
 def record(run: "Run", kind: str, artifact: "Artifact") -> None:
     """Add one version to the run's inputs or outputs in run.json (once), under its lock."""
-    from nuboard.files.edits import run_json_lock
     entry = {"project": artifact.project, "name": artifact.name, "version": artifact.version,
-             "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    path = run._abs / layout.RUN_JSON
-    with run_json_lock(run._abs):
-        try:
-            doc = read_json(path)
-        except (OSError, ValueError):
-            doc = run._doc
+             "at": runjson.now_iso()}
+
+    def add_link(doc: dict) -> bool:
         links = doc.setdefault(kind, [])
         if any(_same(e, entry) for e in links if isinstance(e, dict)):
-            return
+            return False
         links.append(entry)
-        write_json_atomic(path, doc)
-        run._doc = doc
+        return True
+
+    run.update_record(add_link)
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -73,7 +68,7 @@ def note_use(root: Path, run_project: str, run_id: str, artifact: "Artifact") ->
     try:
         folder.mkdir(parents=True, exist_ok=True)
         write_json_atomic(target, {"project": run_project, "run_id": run_id,
-                                   "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                                   "at": runjson.now_iso()})
     except OSError:
         pass
 

@@ -9,36 +9,19 @@ from typing import Any
 
 from nuboard.errors import (
     InvalidArgumentError,
-    InvalidTypeError,
     NuBoardError,
     RunExistsError,
     RunNotFoundError,
 )
 from nuboard.eventlog.writer import Heartbeat
-from nuboard.files import layout
-from nuboard.files.jsonfile import clean_stray_temps, read_json, write_json_atomic
-from nuboard.files.names import (
-    MAX_NOTES,
-    RESERVED_DEFAULTS,
-    check_folder_name,
-    check_label,
-    check_prefix,
-    check_project,
-    check_tags,
-    new_run_id,
-)
+from nuboard.files import layout, runjson
+from nuboard.files.jsonfile import clean_stray_temps
+from nuboard.files.names import RESERVED_DEFAULTS, new_run_id
 from nuboard.files.status import hostname
 
-from .init_args import (
-    check_flag,
-    check_fork_from,
-    check_interval,
-    check_resume,
-    check_system_devices,
-    check_system_metrics,
-)
+from .init_args import InitOptions, check_init_args
 from .ranks import detect_ranks
-from .run import Run, _iso_now, defers_sigterm
+from .run import Run, defers_sigterm
 
 RUN_FORMAT = 1
 
@@ -69,9 +52,13 @@ def init(
     timing_prefix: str | None = None,
     timing_all_ranks: bool = False,
 ) -> Run:
-    """Start a run, or resume one, in <dir>/<project>/runs/<run_id>/.
+    """Start a run, or resume or fork one, in <dir>/<project>/runs/<run_id>/.
 
-    The contract is the user documentation of nb.init (spec/init.md); in short:
+    Every argument is checked before anything is written. Then the run id is settled (in a
+    multi-process launch without run_id, from the launch file), rank 0 claims the run by
+    creating run.json (a new run) or adds its session to it (a resume), each process claims
+    its own session log, and the Run starts its heartbeat (rank 0), event log writer and
+    capture. The contract is spec/init.md and docs/api.md; in short:
 
     Args:
         project: the project folder; '/' nests ('team/llm'). Defaults to 'default'.
@@ -86,20 +73,21 @@ def init(
             (run_name, config, tags, notes, group) replace the stored ones.
         fork_from: (run_id, step): a new run starting from a copy of that run's points up
             to step, for every rank.
-        capture_env: record git (commit, branch, remote, dirty, files/git.patch), installed
-            packages (files/requirements.txt), the command line and GPUs; best effort.
+        capture_env: on rank 0, record git (commit, branch, remote, dirty) and the GPUs in
+            run.json's env, and files/git.patch, requirements.txt and command.txt; best
+            effort. Off, a resumed run keeps what an earlier session recorded.
         code_dir: the folder of the training code whose git repository is recorded;
             defaults to the running script's folder, then the working directory.
         compact: write data.parquet at finish when pyarrow is installed.
         flush_interval: seconds between background writes of the event log.
         heartbeat_interval: seconds between liveness updates of the heartbeat file. A run
             is lost when its heartbeat is over two minutes and three intervals old.
-        system_metrics: log CPU, memory and GPU use as system/ scalars: True for all, False
-            for none, or a list of groups out of 'cpu', 'memory', 'gpu'.
+        system_metrics: on LOCAL_RANK 0, log CPU, memory and GPU use as system/ scalars: True
+            for all, False for none, or a list of groups out of 'cpu', 'memory', 'gpu'.
         system_devices: the devices the gpu group tracks ('cuda:0', a list, 'mps' on macOS,
             'all' or a torch.device); None tracks every GPU the process can use.
         system_interval: seconds between system samples.
-        capture_console: copy stdout and stderr into files/output.log.
+        capture_console: on rank 0, copy stdout and stderr into files/output.log.
         timing_all_ranks: the default of run.timer's all_ranks (log timers on every rank).
         system_prefix, timing_prefix: the first segment of the run's own scalar names;
             defaults to what a resumed run used, else 'system' and 'timing'.
@@ -112,103 +100,111 @@ def init(
             'runs' that NuBoard uses inside a project), resume='must' for a missing run,
             a new run whose id exists, a missing fork parent, an untrackable device.
         TypeError: an argument or config of a type NuBoard cannot take.
+        NuBoardError: the run.json of the run to resume cannot be read or is no object.
     """
-    project = check_project("default" if project is None else project)
-    name_given = check_label(run_name, "run_name") if run_name is not None else None
-    run_name = name_given or "run"
-    config_doc = None
-    if config is not None:
-        from .run_config import to_config  # dataclasses and datetime only when needed
-        config_doc = to_config(config)
-    root = layout.resolve_root(dir)
-    tags = check_tags(tags) if tags is not None else None
-    notes = check_label(notes, "notes", MAX_NOTES) if notes is not None else None
-    group = check_label(group, "group") if group is not None else None
-    if run_id is not None:
-        check_folder_name(run_id, "run_id")
-    resume = check_resume(resume)
-    fork = check_fork_from(fork_from)
-    for flag, what in ((capture_env, "capture_env"), (compact, "compact"),
-                       (capture_console, "capture_console"), (timing_all_ranks, "timing_all_ranks")):
-        check_flag(flag, what)
-    if code_dir is not None:
-        if not isinstance(code_dir, (str, os.PathLike)):
-            raise InvalidTypeError(f"code_dir must be a str or a path, not {type(code_dir).__name__}.")
-        if not Path(code_dir).is_dir():
-            raise InvalidArgumentError(f"code_dir {os.fspath(code_dir)!r} is not a folder.")
-    flush_interval = check_interval(flush_interval, "flush_interval")
-    heartbeat_interval = check_interval(heartbeat_interval, "heartbeat_interval")
-    system_interval = check_interval(system_interval, "system_interval")
-    groups = check_system_metrics(system_metrics)
-    devices = check_system_devices(system_devices)
-    if system_prefix is not None:
-        check_prefix(system_prefix, "system_prefix")
-    if timing_prefix is not None:
-        check_prefix(timing_prefix, "timing_prefix")
-    if fork and resume:
-        raise InvalidArgumentError("fork_from starts a new run: it cannot be combined with resume.")
-    if resume == "must" and run_id is None:
-        raise InvalidArgumentError("resume='must' needs the run_id of the run to continue.")
-    if fork:
-        check_folder_name(fork[0], "fork_from run id")
-
+    opts = check_init_args(
+        project=project, run_name=run_name, config=config, dir=dir, tags=tags, notes=notes,
+        group=group, run_id=run_id, resume=resume, fork_from=fork_from, capture_env=capture_env,
+        code_dir=code_dir, compact=compact, flush_interval=flush_interval,
+        heartbeat_interval=heartbeat_interval, system_metrics=system_metrics,
+        system_devices=system_devices, system_interval=system_interval,
+        capture_console=capture_console, system_prefix=system_prefix,
+        timing_prefix=timing_prefix, timing_all_ranks=timing_all_ranks)   # every error first
     ranks = detect_ranks()
-    from nuboard.recording.capture.plan import (
-        Plan,
-        record_environment,
-        start_services,
-        write_environment_files,
-    )
-    plan = Plan(groups=groups, devices=devices, capture_env=capture_env,
-                capture_console=capture_console, ranks=ranks)
-    runs = layout.runs_dir(root, project)
-    launch = None
-    if run_id is None and ranks.world_size > 1 and not fork:
-        from . import launch as launches
-        from .ranks import launch_key
-        key = launch_key()
-        if key is None:
-            raise launches.no_launch_key(ranks.rank, ranks.world_size)
-        launch = (launches.launch_file(runs, key), key)
-        if ranks.rank == 0:
-            run_id = launches.started_run(launch[0])          # a restarted launch resumes
-        else:
-            run_id = launches.wait_for_launch(launch[0], ranks.rank, key)
-        if run_id is not None:
-            resume = "auto"
-    parent_dir = runs / fork[0] if fork else None
-    if parent_dir is not None and not (parent_dir / layout.RUN_JSON).is_file():
-        raise RunNotFoundError(
-            f"fork_from: run {fork[0]!r} not found in project {project!r} under {str(root)!r}. "
-            f"Run 'nuboard ls {project}' to list runs.")
-
-    now_iso = _iso_now()
-    host = hostname()
-    existing = None
-    if run_id is not None:
-        folder = runs / run_id
-        existing = _read_run_json(folder, project) if (folder / layout.RUN_JSON).exists() else None
-        if existing is None and resume == "must" and ranks.rank == 0:
-            raise RunNotFoundError(
-                f"Run {run_id!r} not found in project {project!r} under {str(root)!r}, and "
-                f"resume='must' continues only an existing run. Use resume='auto' to create it, "
-                f"or run 'nuboard ls {project}' to list runs.")
-        if existing is not None and resume is None and ranks.rank == 0:
-            raise RunExistsError(
-                f"Run {run_id!r} already exists in project {project!r}: pass resume='must' to "
-                "continue it, or leave run_id out to start a new run.")
-    prefixes = _prefixes(existing, system_prefix, timing_prefix, parent_dir)
+    from nuboard.recording.capture.plan import Plan
+    plan = Plan(groups=opts.groups, devices=opts.devices, capture_env=opts.capture_env,
+                capture_console=opts.capture_console, ranks=ranks)
+    runs = layout.runs_dir(opts.root, opts.project)
+    run_id, resume, launch = _launch_run_id(opts, ranks, runs)
+    parent_dir = _fork_parent(opts, runs)
+    now_iso, host = runjson.now_iso(), hostname()
+    existing = _existing(runs, run_id, resume, opts, ranks)
+    prefixes = _prefixes(existing, opts.system_prefix, opts.timing_prefix, parent_dir)
     if run_id is None:
         run_id, folder = _claim_new_folder(runs)     # the last check is done: now write
-    doc = {
+    else:
+        folder = runs / run_id
+    doc = _first_doc(opts, run_id, existing, prefixes, ranks, now_iso, host)
+    session, doc = _claim(folder, doc, existing, resume, opts, ranks, plan, parent_dir,
+                          prefixes, now_iso, host)
+    if launch is not None and ranks.rank == 0:
+        from .launch import record_launch
+        record_launch(launch[0], launch[1], run_id)
+    return _start_run(folder, doc, session, opts, ranks, plan, prefixes, host)
+
+
+def _launch_run_id(opts: InitOptions, ranks, runs: Path) -> tuple[str | None, str | None, tuple | None]:
+    """The run id, resume mode and launch file (path, key) of this process.
+
+    Without a run_id in a multi-process launch (not a fork), rank 0 looks up the run its
+    launch key started (a restarted launch resumes it) and the other ranks wait for it.
+    """
+    run_id, resume = opts.run_id, opts.resume
+    if run_id is not None or ranks.world_size <= 1 or opts.fork:
+        return run_id, resume, None
+    from . import launch as launches
+    from .ranks import launch_key
+    key = launch_key()
+    if key is None:
+        raise launches.no_launch_key(ranks.rank, ranks.world_size)
+    launch = (launches.launch_file(runs, key), key)
+    if ranks.rank == 0:
+        run_id = launches.started_run(launch[0])          # a restarted launch resumes
+    else:
+        run_id = launches.wait_for_launch(launch[0], ranks.rank, key)
+    if run_id is not None:
+        resume = "auto"
+    return run_id, resume, launch
+
+
+def _fork_parent(opts: InitOptions, runs: Path) -> Path | None:
+    """The folder of the run fork_from names; RunNotFoundError when it has no run.json."""
+    if not opts.fork:
+        return None
+    parent_dir = runs / opts.fork[0]
+    if not (parent_dir / layout.RUN_JSON).is_file():
+        raise RunNotFoundError(
+            f"fork_from: run {opts.fork[0]!r} not found in project {opts.project!r} under "
+            f"{str(opts.root)!r}. Run 'nuboard ls {opts.project}' to list runs.")
+    return parent_dir
+
+
+def _existing(runs: Path, run_id: str | None, resume: str | None, opts: InitOptions,
+              ranks) -> dict | None:
+    """The run.json of the run to resume, None for a new run; on rank 0, the resume checks."""
+    if run_id is None:
+        return None
+    folder = runs / run_id
+    existing = _read_run_json(folder, opts.project) if (folder / layout.RUN_JSON).exists() else None
+    if existing is None and resume == "must" and ranks.rank == 0:
+        raise RunNotFoundError(
+            f"Run {run_id!r} not found in project {opts.project!r} under {str(opts.root)!r}, and "
+            f"resume='must' continues only an existing run. Use resume='auto' to create it, "
+            f"or run 'nuboard ls {opts.project}' to list runs.")
+    if existing is not None and resume is None and ranks.rank == 0:
+        raise RunExistsError(
+            f"Run {run_id!r} already exists in project {opts.project!r}: pass resume='must' to "
+            "continue it, or leave run_id out to start a new run.")
+    return existing
+
+
+def _first_doc(opts: InitOptions, run_id: str, existing: dict | None, prefixes: dict, ranks,
+               now_iso: str, host: str) -> dict:
+    """run.json as this process would write it: a new run's, or the resumed one's updated."""
+    if existing is not None:
+        return _resumed_doc(existing, run_name=opts.name_given, config=opts.config_doc,
+                            tags=opts.tags, notes=opts.notes, group=opts.group,
+                            prefixes=prefixes, world_size=ranks.world_size)
+    fork = opts.fork
+    return {
         "format": RUN_FORMAT,
         "id": run_id,
-        "project": project,
-        "name": run_name,
-        "config": config_doc if config_doc is not None else {},
-        "tags": tags or [],
-        "notes": notes,
-        "group": group,
+        "project": opts.project,
+        "name": opts.run_name,
+        "config": opts.config_doc if opts.config_doc is not None else {},
+        "tags": opts.tags or [],
+        "notes": opts.notes,
+        "group": opts.group,
         "host": host,
         "python": sys.version.split()[0],
         "platform": _platform(),
@@ -216,19 +212,27 @@ def init(
         "end_time": None,
         "status": "running",
         "prefixes": prefixes,
-        "parent": {"run_id": fork[0], "step": fork[1], "project": project} if fork else None,
+        "parent": {"run_id": fork[0], "step": fork[1], "project": opts.project} if fork else None,
         "world_size": ranks.world_size,
         "sessions": [],
-        "options": {"flush_interval": flush_interval, "heartbeat_interval": heartbeat_interval,
-                    "compact": compact, "capture_env": capture_env,
-                    "capture_console": capture_console, "system_metrics": list(groups),
-                    "system_devices": list(devices) if devices is not None else None,
-                    "system_interval": system_interval, "timing_all_ranks": timing_all_ranks},
+        "options": {"flush_interval": opts.flush_interval,
+                    "heartbeat_interval": opts.heartbeat_interval,
+                    "compact": opts.compact, "capture_env": opts.capture_env,
+                    "capture_console": opts.capture_console, "system_metrics": list(opts.groups),
+                    "system_devices": list(opts.devices) if opts.devices is not None else None,
+                    "system_interval": opts.system_interval,
+                    "timing_all_ranks": opts.timing_all_ranks},
     }
-    if existing is not None:
-        doc = _resumed_doc(existing, run_name=name_given, config=config_doc, tags=tags, notes=notes, group=group,
-                           prefixes=prefixes, world_size=ranks.world_size)
-    env_files = record_environment(plan, doc, code_dir) if ranks.rank == 0 else {}
+
+
+def _claim(folder: Path, doc: dict, existing: dict | None, resume: str | None,
+           opts: InitOptions, ranks, plan, parent_dir: Path | None, prefixes: dict,
+           now_iso: str, host: str) -> tuple[int, dict]:
+    """Record the environment, claim the run (rank 0) and this process's session log;
+    return (session, run.json as recorded)."""
+    from nuboard.recording.capture.plan import record_environment, write_environment_files
+    fork = opts.fork
+    env_files = record_environment(plan, doc, opts.code_dir) if ranks.rank == 0 else {}
     folder.mkdir(parents=True, exist_ok=True)
     if ranks.rank == 0:
         if existing is None:
@@ -236,13 +240,13 @@ def init(
             expected = 1 if fork else _next_session(folder, 0)
             doc["sessions"].append(_session_entry(expected, now_iso, host))
             try:
-                write_json_atomic(folder / layout.RUN_JSON, doc, exclusive=True)
+                runjson.create_run(folder, doc)
             except FileExistsError:
                 if resume != "auto":
                     raise RunExistsError(
-                        f"Run {run_id!r} was just created by another process in project "
-                        f"{project!r}: pass resume='auto' to join it.") from None
-                existing = _read_run_json(folder, project)
+                        f"Run {folder.name!r} was just created by another process in project "
+                        f"{opts.project!r}: pass resume='auto' to join it.") from None
+                existing = _read_run_json(folder, opts.project)
                 env = doc["env"]
                 doc = _resumed_doc(existing, run_name=None, config=None, tags=None, notes=None,
                                    group=None, prefixes=prefixes, world_size=ranks.world_size)
@@ -254,34 +258,39 @@ def init(
                 session = _claim_session(folder, 0)
                 if session != expected:       # another process took that log: say which we got
                     provisional = doc["sessions"][-1]
-                    doc = _record_session(folder, project, doc, doc,
+                    doc = _record_session(folder, opts.project, doc, doc,
                                           dict(provisional, session=session), provisional)
         if existing is not None:
             clean_stray_temps(folder)
             session = _claim_session(folder, 0)
-            doc = _record_session(folder, project, existing, doc,
+            doc = _record_session(folder, opts.project, existing, doc,
                                   _session_entry(session, now_iso, host))
     else:
         session = _claim_session(folder, ranks.rank)
         if existing is not None:
             doc = existing
     write_environment_files(folder, env_files)
-    if launch is not None and ranks.rank == 0:
-        from .launch import record_launch
-        record_launch(launch[0], launch[1], run_id)
-    reserved = (prefixes["system"], prefixes["timing"])
+    return session, doc
+
+
+def _start_run(folder: Path, doc: dict, session: int, opts: InitOptions, ranks, plan,
+               prefixes: dict, host: str) -> Run:
+    """The Run, with its heartbeat (rank 0), event log writer and capture services started."""
+    from nuboard.recording.capture.plan import start_services
     heartbeat = None
     if ranks.rank == 0:
-        heartbeat = Heartbeat(folder / layout.HEARTBEAT, heartbeat_interval, host, session)
+        heartbeat = Heartbeat(folder / layout.HEARTBEAT, opts.heartbeat_interval, host, session)
         heartbeat.beat()
-    meta = {"format": 1, "run_id": run_id, "project": project, "rank": ranks.rank,
+    meta = {"format": 1, "run_id": folder.name, "project": opts.project, "rank": ranks.rank,
             "local_rank": ranks.local_rank, "world_size": ranks.world_size, "session": session,
             "pid": os.getpid(), "host": host, "start_time": time.time()}
-    run = Run(path=folder, doc=doc, rank=ranks.rank, session=session, reserved=reserved,
-              last_steps=None if session > 0 else {}, flush_interval=flush_interval,
-              heartbeat=heartbeat, compact=compact, meta=meta, timing_all_ranks=timing_all_ranks,
-              start_step=fork[1] if fork else None)
-    run._services = start_services(plan, run, interval=system_interval,
+    fork = opts.fork
+    run = Run(path=folder, doc=doc, rank=ranks.rank, session=session,
+              reserved=(prefixes["system"], prefixes["timing"]),
+              last_steps=None if session > 0 else {}, flush_interval=opts.flush_interval,
+              heartbeat=heartbeat, compact=opts.compact, meta=meta,
+              timing_all_ranks=opts.timing_all_ranks, start_step=fork[1] if fork else None)
+    run._services = start_services(plan, run, interval=opts.system_interval,
                                    prefix=prefixes["system"], folder=folder, session=session)
     return run
 
@@ -328,20 +337,23 @@ def _record_session(folder: Path, project: str, base: dict, mine: dict, entry: d
     this process changed from `base`, its session `entry` (instead of `replaces`, its own
     provisional entry) and the status 'running'.
     """
-    from nuboard.files.edits import run_json_lock
-    with run_json_lock(folder):
-        current = _read_run_json(folder, project)
-        doc = dict(current)
-        for key, value in mine.items():
-            if key != "sessions" and (key not in base or base[key] != value):
-                doc[key] = value
-        doc["status"], doc["end_time"] = "running", None
-        doc["world_size"] = max(_count(current.get("world_size")), _count(mine.get("world_size")))
+    def add_session(current: dict) -> None:
+        if not isinstance(current, dict):
+            raise _not_an_object(folder, project)
+        world_size = max(_count(current.get("world_size")), _count(mine.get("world_size")))
         sessions = current.get("sessions")
         sessions = [s for s in sessions if s != replaces] if isinstance(sessions, list) else []
-        doc["sessions"] = sessions + [entry]
-        write_json_atomic(folder / layout.RUN_JSON, doc)
-    return doc
+        for key, value in mine.items():
+            if key != "sessions" and (key not in base or base[key] != value):
+                current[key] = value
+        current["status"], current["end_time"] = "running", None
+        current["world_size"] = world_size
+        current["sessions"] = sessions + [entry]
+
+    def unreadable(exc: Exception) -> dict:
+        raise _unreadable(folder, project, exc) from None
+
+    return runjson.update_run(folder, add_session, fallback=unreadable)
 
 
 def _count(value: object) -> int:
@@ -354,14 +366,22 @@ def _session_entry(session: int, start: str, host: str) -> dict:
 
 def _read_run_json(folder: Path, project: str) -> dict:
     try:
-        doc = read_json(folder / layout.RUN_JSON)
+        doc = runjson.read_run(folder)
     except (OSError, ValueError) as exc:
-        raise NuBoardError(
-            f"run.json of run {folder.name!r} in project {project!r} cannot be read ({exc}); "
-            "fix or remove that file, or start a new run.") from None
+        raise _unreadable(folder, project, exc) from None
     if not isinstance(doc, dict):
-        raise NuBoardError(f"run.json of run {folder.name!r} in project {project!r} is not an object.")
+        raise _not_an_object(folder, project)
     return doc
+
+
+def _unreadable(folder: Path, project: str, exc: Exception) -> NuBoardError:
+    return NuBoardError(
+        f"run.json of run {folder.name!r} in project {project!r} cannot be read ({exc}); "
+        "fix or remove that file, or start a new run.")
+
+
+def _not_an_object(folder: Path, project: str) -> NuBoardError:
+    return NuBoardError(f"run.json of run {folder.name!r} in project {project!r} is not an object.")
 
 
 def _prefixes(existing: dict | None, system_prefix: str | None, timing_prefix: str | None,
@@ -369,7 +389,7 @@ def _prefixes(existing: dict | None, system_prefix: str | None, timing_prefix: s
     before = (existing or {}).get("prefixes") or {}
     if not before and parent_dir is not None:
         try:
-            before = read_json(parent_dir / layout.RUN_JSON).get("prefixes") or {}
+            before = runjson.read_run(parent_dir).get("prefixes") or {}
         except (OSError, ValueError, AttributeError):
             before = {}
     out = {}

@@ -17,12 +17,10 @@ from typing import Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from nuboard.eventlog.parquet import current_parquet_meta
+from nuboard.eventlog.parquet import current_parquet_meta, first_wall_time, read_table
 from nuboard.eventlog.reader import RunReader, Scalar
 from nuboard.files import layout
-from nuboard.files.jsonfile import open_regular
 
 from .downsampling import (
     Axis,
@@ -191,11 +189,7 @@ class _Entry:
     def slice_parquet(self, name: str) -> Series:
         if self.columns is None:
             try:                        # a regular file only: a FIFO there never blocks
-                with open_regular(self.run_dir / layout.PARQUET) as fh:
-                    pf = pq.ParquetFile(fh)
-                    if (pf.schema_arrow.metadata or {}).get(b"nuboard") != self.meta:
-                        raise _Changed()
-                    table = pf.read(columns=["step", "wall_time", "value"])
+                table = read_table(self.run_dir, self.meta)
             except Exception as exc:
                 raise _Changed() from exc
             self.columns = tuple(_contiguous(table.column(c))
@@ -232,19 +226,7 @@ def _parquet_meta(run_dir: Path, rank: int) -> bytes | None:
 
 def _parquet_first_wall(run_dir: Path) -> float | None:
     """The least wall time in data.parquet, from its column statistics (no data read)."""
-    try:
-        with open_regular(run_dir / layout.PARQUET) as fh:
-            md = pq.ParquetFile(fh).metadata
-        col = md.schema.names.index("wall_time")
-        lows = []
-        for g in range(md.num_row_groups):
-            stats = md.row_group(g).column(col).statistics
-            if stats is None or not stats.has_min_max:
-                return None
-            lows.append(stats.min)
-        return min(lows) if lows else None
-    except Exception:
-        return None
+    return first_wall_time(run_dir)
 
 
 class SeriesCache:
@@ -361,7 +343,7 @@ class SeriesCache:
 
 def list_ranks(run_dir: PathArg) -> list[int]:
     """The ranks that have event logs in a run folder, ascending."""
-    return sorted({rank for rank, _, _ in layout.list_logs(Path(run_dir))})
+    return layout.list_ranks(Path(run_dir))
 
 
 def series_payload(cache: SeriesCache, run_dir: PathArg, rank: int, name: str, *,

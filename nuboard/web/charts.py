@@ -186,7 +186,7 @@ def data(project: str):
             continue
         folder = layout.run_dir(root_dir(), project, run_id)
         if rank_arg == "all":
-            ranks = sorted({r for r, _, _ in layout.list_logs(folder)}) or [0]
+            ranks = layout.list_ranks(folder) or [0]
         else:
             try:
                 ranks = [int(rank_arg)]

@@ -85,7 +85,7 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
     command, _ = read_capped(folder, f"{layout.FILES}/command.txt")
     packages, _ = read_capped(folder, f"{layout.FILES}/requirements.txt")
     patch, patch_cut = read_capped(folder, f"{layout.FILES}/git.patch")
-    ranks = sorted({rank for rank, _, _ in layout.list_logs(folder)})
+    ranks = layout.list_ranks(folder)
     sessions = [s for s in doc.get("sessions") or [] if isinstance(s, dict)]
     links = {}
     for kind in ("inputs", "outputs"):

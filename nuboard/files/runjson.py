@@ -1,0 +1,66 @@
+"""run.json, a run's record: the one module that reads and updates it.
+
+An update is a read-modify-write under the run's lock (`.run.json.lock` beside run.json, flock),
+so that the training process (resume, finish, artifact links) and outside editors (the viewer,
+the CLI) never lose each other's change. The file is replaced atomically.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .jsonfile import flock, read_json, write_json_atomic
+from .sigterm import defer_sigterm
+
+RUN_JSON = "run.json"
+RUN_LOCK = ".run.json.lock"
+
+def now_iso() -> str:
+    """Now in UTC as run.json writes every time: '2026-01-02T03:04:05.678Z' (milliseconds)."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def read_run(folder: "str | os.PathLike[str]") -> Any:
+    """The run.json of a run folder; raises OSError or ValueError when missing or not JSON."""
+    return read_json(Path(folder) / RUN_JSON)
+
+
+@contextlib.contextmanager
+def run_lock(folder: "str | os.PathLike[str]") -> Iterator[None]:
+    """Hold the run's lock; without a writable folder, go on unlocked (nothing to race).
+
+    SIGTERM is deferred while it is held: finishing on SIGTERM takes this lock too.
+    """
+    with defer_sigterm, flock(Path(folder) / RUN_LOCK, missing_ok=True):
+        yield
+
+
+def update_run(folder: "str | os.PathLike[str]", fn: Callable[[dict], Any], *,
+               fallback: "dict | Callable[[Exception], dict] | None" = None) -> dict:
+    """Read run.json, apply fn to the document in place, write it back; return the document.
+
+    Under the run's lock. When run.json cannot be read, fn gets `fallback` instead: the
+    caller's last copy, or what a function of the read error returns (or raises); without
+    one, the OSError or ValueError is raised. When fn returns False nothing is written
+    (there was nothing to change). Raises OSError when the write fails.
+    """
+    path = Path(folder) / RUN_JSON
+    with run_lock(folder):
+        try:
+            doc = read_json(path)
+        except (OSError, ValueError) as exc:
+            if fallback is None:
+                raise
+            doc = fallback(exc) if callable(fallback) else fallback
+        if fn(doc) is not False:
+            write_json_atomic(path, doc)
+    return doc
+
+
+def create_run(folder: "str | os.PathLike[str]", doc: dict) -> None:
+    """Write a new run's run.json; raises FileExistsError when one is there already."""
+    write_json_atomic(Path(folder) / RUN_JSON, doc, exclusive=True)
