@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_child, start_child
+from helpers import QUIET, catalog_rows, count, run_child, start_child, write_run
 from sqlalchemy import Column, Integer, MetaData, select, text
 
 import nuboard as nb
@@ -23,41 +23,6 @@ from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.catalog.tables import config, metadata, projects, runs, scalars, tags
 from nuboard.files.jsonfile import write_json_atomic
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
-NATURAL_KEYS = {"projects": "name", "runs": "run_id", "artifacts": "name"}
-
-
-# -- helpers (test_catalog_faults.py uses them too) -----------------------------------------
-def write_run(root: Path, project: str = "proj", points: dict | None = None, **kw) -> Path:
-    """A finished run written by the API; points is {name: [(step, value), ...]}."""
-    with nb.init(project, dir=root, **QUIET, **kw) as run:
-        for name, pairs in (points or {}).items():
-            for step, value in pairs:
-                run.add_scalar(name, value, step=step)
-    return Path(run.path)
-
-
-def catalog_rows(catalog: Catalog) -> dict[str, list[tuple]]:
-    """Every table's rows, sorted, with surrogate keys left out and references by name."""
-    out = {}
-    with catalog.reader.connect() as conn:
-        names = {t: dict(conn.execute(text(f"SELECT id, {col} FROM {t}")).all())
-                 for t, col in NATURAL_KEYS.items()}
-        for table in metadata.sorted_tables:
-            refs = {fk.parent.name: fk.column.table.name for fk in table.foreign_keys}
-            rows = []
-            for row in conn.execute(select(table)).mappings():
-                item = []
-                for key, value in row.items():
-                    if key == "id" and table.c.id.primary_key:
-                        continue
-                    if key in refs and refs[key] in names:
-                        value = names[refs[key]].get(value, ("dangling", value))
-                    item.append((key, value))
-                rows.append(tuple(item))
-            out[table.name] = sorted(rows, key=repr)
-    return out
 
 
 def one_run(catalog: Catalog, run_id: str) -> dict:
@@ -72,11 +37,6 @@ def one_run(catalog: Catalog, run_id: str) -> dict:
         found["scalars"] = {(r.rank, r.name): (r.last, r.min, r.max, r.count, r.last_step)
                             for r in conn.execute(select(scalars).where(scalars.c.run == pk))}
     return found
-
-
-def count(catalog: Catalog, table: str) -> int:
-    with catalog.reader.connect() as conn:
-        return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar()
 
 
 def schema_of(path: Path) -> dict:

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import child_env
-from viewer_http import QUIET, Viewer, make_run
+from helpers import QUIET, child_env, loss_run
+from helpers_http import Viewer
 
 import nuboard as nb
 from nuboard.errors import InvalidNameError
@@ -33,7 +33,7 @@ def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("project", BAD)
 def test_init_refuses_a_project_segment_named_like_a_project_folder_part(root, project):
-    make_run(root, "llm")
+    loss_run(root, "llm")
     before = files_under(root)
     with pytest.raises(InvalidNameError) as caught:
         nb.init(project, dir=root, **QUIET)
@@ -51,7 +51,7 @@ def test_add_artifact_refuses_such_a_project(root, tmp_path):
 
 
 def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
-    make_run(root, "llm")
+    loss_run(root, "llm")
     (root / "llm" / "runs" / "x").mkdir()                # a folder where llm/runs/x would go
     data = tmp_path / "data.txt"
     data.write_text("x")
@@ -68,7 +68,7 @@ def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
 
 
 def test_the_viewer_answers_400_for_such_a_project(root):
-    make_run(root, "llm")
+    loss_run(root, "llm")
     with Viewer(root) as viewer:
         for path in ("/p/llm/runs", "/p/llm/artifacts", "/p/llm/views.json"):
             reply = viewer.get(path)

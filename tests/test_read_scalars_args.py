@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import pytest
-from viewer_http import QUIET
+from helpers import QUIET
 
 import nuboard as nb
 from nuboard.errors import RunNotFoundError

@@ -7,9 +7,10 @@ import signal
 import time
 from pathlib import Path
 
+from helpers import QUIET, loss_run, start_child
+from helpers_http import Viewer
+
 import nuboard as nb
-from tests.conftest import start_child
-from tests.viewer_http import QUIET, Viewer, make_run
 
 
 def _lost_run(root) -> str:
@@ -33,7 +34,7 @@ def _lost_run(root) -> str:
 
 
 def test_a_lost_run_is_lost_on_the_charts_page_and_nothing_polls(root):
-    done = make_run(root, name="done")
+    done = loss_run(root, name="done")
     lost = _lost_run(root)
     with Viewer(root) as viewer:
         data = viewer.get(f"/api/p/llm/.charts?runs={lost},{done}").json()

@@ -14,10 +14,10 @@ import time
 import urllib.request
 
 import pytest
+from helpers import child_env
+from helpers_http import RemoteViewer
 
 import nuboard as nb
-from tests.conftest import child_env
-from tests.viewer_http import RemoteViewer
 
 URL = re.compile(r"at (http://\S+/)")
 

@@ -8,23 +8,15 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlencode
 
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
-
-
-def make_run(root, project="llm", name="run", steps=10, **kw) -> str:
-    """A finished run written by the real API with train/loss at `steps` steps; its id."""
-    import nuboard as nb
-    options = dict(QUIET)
-    options.update(kw)
-    with nb.init(project, dir=root, run_name=name, **options) as run:
-        for i in range(steps):
-            run.add_scalar("train/loss", 1.0 / (i + 1), step=i)
-    return run.id
+from helpers import child_env
 
 
 class Reply(NamedTuple):
@@ -126,10 +118,6 @@ class RemoteViewer(_Client):
     """`nuboard up ROOT --port 0` in its own process, with the same client methods."""
 
     def __init__(self, root: Path, *args: str, project: str = "llm"):
-        import subprocess
-        import sys
-
-        from tests.conftest import child_env
         self.proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", "up", str(root),
                                       "--port", "0", *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=child_env())
@@ -152,7 +140,6 @@ class RemoteViewer(_Client):
         return self._token
 
     def close(self) -> None:
-        import signal
         self.proc.send_signal(signal.SIGINT)
         self.proc.communicate(timeout=30)
 
