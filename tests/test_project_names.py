@@ -7,12 +7,10 @@ nothing, and says which segment is the problem.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import QUIET, child_env, loss_run
+from helpers import QUIET, cli, loss_run
 from helpers_http import Viewer
 
 import nuboard as nb
@@ -23,12 +21,6 @@ BAD = ["llm/runs", "llm/artifacts", "llm/views.json", "runs", "team/Runs/x", "ll
 
 def files_under(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
-
-
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nuboard.cli.main", *args],
-                          env=child_env(NUBOARD_DIR=str(root)), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("project", BAD)

@@ -13,13 +13,12 @@ import time
 from urllib.parse import quote
 
 import pytest
-from helpers import QUIET, loss_run, make_tree, start_child
+from helpers import QUIET, QUIET_ARGS, loss_run, make_tree, start_child
 from helpers_http import Viewer
 
 import nuboard as nb
 from nuboard.artifacts.api import unlink_version
 
-INIT = "system_metrics=False, capture_console=False, capture_env=False"
 XSS = "<script>alert('tl')</script><img src=x onerror=alert(1)>"
 
 
@@ -28,7 +27,7 @@ def make_lost(root, project: str, name: str, age: float = 600.0) -> str:
     """A run left 'running' by a child killed with SIGKILL, its heartbeat `age` seconds old."""
     child = start_child(f"""
         import time, nuboard as nb
-        run = nb.init({project!r}, run_name={name!r}, {INIT})
+        run = nb.init({project!r}, run_name={name!r}, {QUIET_ARGS})
         run.add_scalar("train/loss", 1.0, step=0)
         run.flush()
         print(run.id, flush=True)
