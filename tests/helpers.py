@@ -13,10 +13,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner, Result
 from sqlalchemy import select, text
 
 import nuboard as nb
 from nuboard.catalog.tables import metadata
+from nuboard.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -127,6 +129,12 @@ def cli(root: Path, *args: str, env: dict | None = None, timeout: float = 60
     return subprocess.run([sys.executable, "-m", "nuboard.cli.main", *args],
                           env=child_env(NUBOARD_DIR=str(root), **(env or {})),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+
+
+def invoke_cli(*args: str) -> Result:
+    """Run the CLI in this process with click's CliRunner (stdout and stderr kept apart), for a
+    test about what a command says rather than about the process; $NUBOARD_DIR as set now."""
+    return CliRunner().invoke(main.cli, list(args), catch_exceptions=False)
 
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import QUIET, cli, loss_run
+from helpers import QUIET, invoke_cli, loss_run
 from helpers_http import Viewer
 
 import nuboard as nb
@@ -51,8 +51,8 @@ def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
     for args in (["ls", "llm/runs"], ["reindex", "llm/runs"], ["rm", "x", "--project", "llm/runs", "--yes"],
                  ["artifact", "add", "llm/runs/x", str(data), "--copy", "--no-input"],
                  ["artifact", "ls", "llm/artifacts"]):
-        out = cli(root, *args)
-        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        out = invoke_cli(*args)
+        assert out.exit_code == 1, (args, out.stdout, out.stderr)
         err = out.stderr.strip()
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
         assert "a name NuBoard uses inside a project folder" in err, err
