@@ -1,4 +1,5 @@
-"""The viewer served for real (waitress on a free loopback port, in a thread) and a raw client.
+"""The viewer served for real (waitress on a free loopback port, in a thread, or `nuboard up`
+in its own process) and a raw client; AppViewer, the same client on Flask's test client.
 
 http.client sends each path exactly as written, so encoded traversal attempts reach the
 server as a browser or an attacker would send them.
@@ -103,6 +104,40 @@ class Viewer(_Client):
         self.app.extensions["nuboard_catalogs"].close()
 
     def __enter__(self) -> "Viewer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class AppViewer(_Client):
+    """`with AppViewer(root) as v: v.get('/p/llm')` through Flask's test client, no socket: for
+    tests about what a page says rather than about HTTP; keyword arguments go to create_app."""
+
+    origin = "http://localhost"
+
+    def __init__(self, root: Path, **options):
+        from nuboard.web.app import create_app
+        self.app = create_app(root, **options)
+        self.client = self.app.test_client()
+
+    @property
+    def token(self) -> str:
+        return self.app.config["NUBOARD_CSRF"]
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict | None = None) -> Reply:
+        resp = self.client.open(path, method=method, data=body, headers=headers or {})
+        try:
+            return Reply(resp.status_code, {k.lower(): v for k, v in resp.headers.items()},
+                         resp.get_data())
+        finally:
+            resp.close()
+
+    def close(self) -> None:
+        self.app.extensions["nuboard_catalogs"].close()
+
+    def __enter__(self) -> "AppViewer":
         return self
 
     def __exit__(self, *exc) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers import QUIET, invoke_cli, loss_run
-from helpers_http import Viewer
+from helpers_http import AppViewer
 
 import nuboard as nb
 from nuboard.errors import InvalidNameError
@@ -61,7 +61,7 @@ def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
 
 def test_the_viewer_answers_400_for_such_a_project(root):
     loss_run(root, "llm")
-    with Viewer(root) as viewer:
+    with AppViewer(root) as viewer:
         for path in ("/p/llm/runs", "/p/llm/artifacts", "/p/llm/views.json"):
             reply = viewer.get(path)
             assert reply.status == 400, (path, reply.status)
