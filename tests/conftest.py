@@ -1,16 +1,13 @@
-"""Shared fixtures: a fresh root folder per test, and running Python children for real."""
+"""Shared fixtures: a fresh root folder per test, finished runs in it, and Playwright's Chromium.
+
+Helpers that are not fixtures (makers, child processes, the CLI) are in helpers.py.
+"""
 from __future__ import annotations
 
-import contextlib
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parent.parent
+from helpers import write_run
 
 
 @pytest.fixture
@@ -24,59 +21,12 @@ def root(tmp_path, monkeypatch) -> Path:
     return path
 
 
-def child_env(**extra: str) -> dict:
-    """The environment of a child Python process that imports this checkout's nuboard."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra)
-    return env
-
-
-def run_child(code: str, *, timeout: float = 120, check: bool = True, **env: str
-              ) -> subprocess.CompletedProcess:
-    """Run a Python snippet in a child process and wait for it."""
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
-                          capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def start_child(code: str, **env: str) -> subprocess.Popen:
-    """Start a Python snippet in a child process (stdout piped, line by line)."""
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-@contextlib.contextmanager
-def small_tmpfs(mnt: Path, size: str):
-    """Mount an empty tmpfs of `size` (such as '64k') at mnt, for full-disk tests (root only).
-
-    Skips the test when it cannot be mounted; always unmounts afterwards.
-    """
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    mnt.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
-
-
-def make_tree(folder: Path, files: dict) -> Path:
-    """Write files (path with '/' -> bytes) under a folder; return the folder."""
-    for rel, data in files.items():
-        p = folder / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(data)
-    return folder
+@pytest.fixture
+def make_run(root):
+    """make_run("llm", points={"train/loss": [(0, 1.0)]}, **init_kw) -> a finished run's folder."""
+    def make(project: str = "llm", points: dict | None = None, **kw) -> Path:
+        return write_run(root, project, points, **kw)
+    return make
 
 
 # -- Playwright (pytest-playwright's fixtures, pointed at Debian's Chromium) ---------------------

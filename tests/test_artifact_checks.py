@@ -10,16 +10,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
-from test_cli_runs import nb as cli
-from test_cli_runs import one_line_error
+from helpers import QUIET, cli, make_tree, one_line_error
+from helpers_http import Viewer
 
 import nuboard as nb
 from nuboard.artifacts import ArtifactNotFoundError, add_artifact, promote_run_path, use_artifact
-from tests.viewer_http import Viewer
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
-
 
 # --- item 8: a reference is checked by size --------------------------------------------------------
 

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
+from helpers import make_tree
 
 from nuboard.artifacts import SourceInfo, add_artifact
 from nuboard.artifacts.form import (

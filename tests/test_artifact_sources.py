@@ -10,15 +10,11 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
-from test_cli_runs import nb as cli
-from test_cli_runs import one_line_error
+from helpers import QUIET, cli, make_tree, one_line_error
+from helpers_http import Viewer
 
 import nuboard as nb
 from nuboard.artifacts import add_artifact, get_artifact
-from tests.viewer_http import Viewer
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 
 
 def left_out_warnings(caught) -> list[str]:

@@ -13,7 +13,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import child_env, make_tree, run_child
+from helpers import child_env, make_tree, run_child
 
 from nuboard.artifacts import (
     ArtifactNotFoundError,

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, child_env
+from helpers import REPO, child_env
 
 from nuboard.artifacts import add_artifact, get_artifact
 from nuboard.artifacts.listing import walk_files

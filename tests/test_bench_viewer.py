@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from conftest import REPO, child_env
+from helpers import REPO, child_env
 
 FIGURES = ["generate: 50 runs (one written, copied)", "generate: 12 runs x 1,000 steps x 3 scalars",
            "generate: 20,000 points with add_scalar", "generate: its finish (flush, data.parquet)",

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import REPO, child_env
+from helpers import REPO, child_env
 
 pytestmark = pytest.mark.browser
 SHOTS = REPO / "test-screenshots"

@@ -18,9 +18,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from helpers import child_env, make_tree
 from playwright.sync_api import expect
 
-from tests.conftest import child_env, make_tree
 from tests.test_browser import SHOTS, serve, shot, shutdown, watch_errors
 
 pytestmark = pytest.mark.browser

@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from helpers import QUIET
 
 import nuboard as nb
 from tests.test_browser import serve, shot, shutdown, watch_errors
-from tests.viewer_http import QUIET
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_child, start_child
+from helpers import run_child, start_child
 
 import nuboard as nb
 
@@ -92,7 +92,7 @@ def test_default_code_dir_is_the_scripts_folder(root, repo, tmp_path):
     (repo / "train.py").write_text("import nuboard as nb\nnb.init('p', system_metrics=False).finish()\n")
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    from conftest import child_env
+    from helpers import child_env
     subprocess.run([sys.executable, str(repo / "train.py"), "--lr", "0.1"], cwd=elsewhere,
                    env=child_env(NUBOARD_DIR=str(root)), check=True, timeout=60)
     folder = next((root / "p" / "runs").iterdir())

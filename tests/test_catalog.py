@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_child, start_child
+from helpers import QUIET, catalog_rows, count, run_child, start_child
 from sqlalchemy import Column, Integer, MetaData, select, text
 
 import nuboard as nb
@@ -23,41 +23,6 @@ from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.catalog.tables import config, metadata, projects, runs, scalars, tags
 from nuboard.files.jsonfile import write_json_atomic
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
-NATURAL_KEYS = {"projects": "name", "runs": "run_id", "artifacts": "name"}
-
-
-# -- helpers (test_catalog_faults.py uses them too) -----------------------------------------
-def write_run(root: Path, project: str = "proj", points: dict | None = None, **kw) -> Path:
-    """A finished run written by the API; points is {name: [(step, value), ...]}."""
-    with nb.init(project, dir=root, **QUIET, **kw) as run:
-        for name, pairs in (points or {}).items():
-            for step, value in pairs:
-                run.add_scalar(name, value, step=step)
-    return Path(run.path)
-
-
-def catalog_rows(catalog: Catalog) -> dict[str, list[tuple]]:
-    """Every table's rows, sorted, with surrogate keys left out and references by name."""
-    out = {}
-    with catalog.reader.connect() as conn:
-        names = {t: dict(conn.execute(text(f"SELECT id, {col} FROM {t}")).all())
-                 for t, col in NATURAL_KEYS.items()}
-        for table in metadata.sorted_tables:
-            refs = {fk.parent.name: fk.column.table.name for fk in table.foreign_keys}
-            rows = []
-            for row in conn.execute(select(table)).mappings():
-                item = []
-                for key, value in row.items():
-                    if key == "id" and table.c.id.primary_key:
-                        continue
-                    if key in refs and refs[key] in names:
-                        value = names[refs[key]].get(value, ("dangling", value))
-                    item.append((key, value))
-                rows.append(tuple(item))
-            out[table.name] = sorted(rows, key=repr)
-    return out
 
 
 def one_run(catalog: Catalog, run_id: str) -> dict:
@@ -72,11 +37,6 @@ def one_run(catalog: Catalog, run_id: str) -> dict:
         found["scalars"] = {(r.rank, r.name): (r.last, r.min, r.max, r.count, r.last_step)
                             for r in conn.execute(select(scalars).where(scalars.c.run == pk))}
     return found
-
-
-def count(catalog: Catalog, table: str) -> int:
-    with catalog.reader.connect() as conn:
-        return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar()
 
 
 def schema_of(path: Path) -> dict:
@@ -175,7 +135,7 @@ def test_a_catalog_from_a_newer_nuboard_is_refused_clearly(root):
     con.close()
 
 
-def test_catalog_is_in_the_project_in_wal_mode_with_its_pragmas(root):
+def test_catalog_is_in_the_project_in_wal_mode_with_its_pragmas(root, make_run):
     """<project>/.nuboard/catalog.sqlite; WAL, foreign keys, busy_timeout; BEGIN IMMEDIATE."""
     catalog = Catalog(root, "team/llm")
     try:
@@ -203,7 +163,7 @@ def test_catalog_is_in_the_project_in_wal_mode_with_its_pragmas(root):
                 conn.execute(projects.insert().values(name="x", path="/x"))
         other.close()
 
-        write_run(root, "team/llm", tags=["x", "y"])
+        make_run("team/llm", tags=["x", "y"])
         sync(catalog)
         assert count(catalog, "tags") == 2
         with catalog.writer.begin() as conn:          # foreign keys on: the tags go with the run
@@ -217,11 +177,11 @@ def test_catalog_is_in_the_project_in_wal_mode_with_its_pragmas(root):
 
 
 # -- the sync ---------------------------------------------------------------------------------
-def test_sync_indexes_name_status_tags_config_and_scalar_summaries(root):
+def test_sync_indexes_name_status_tags_config_and_scalar_summaries(root, make_run):
     """Every field of a run, the config flattened with its types, summaries per scalar and rank."""
     nan = float("nan")
-    path = write_run(
-        root, run_name="lr-1e-3", tags=["baseline", "small"], notes="first try", group="sweep-1",
+    path = make_run(
+        "proj", run_name="lr-1e-3", tags=["baseline", "small"], notes="first try", group="sweep-1",
         config={"lr": 1e-3, "epochs": 3, "amp": True, "model": {"width": 512, "act": "gelu",
                                                                 "dims": [1, 2]},
                 "nothing": None, "empty": {}},
@@ -244,7 +204,7 @@ def test_sync_indexes_name_status_tags_config_and_scalar_summaries(root):
     # a long series takes the pyarrow path for min and max
     values = [math.sin(i / 100) for i in range(20_000)]
     values[5] = nan
-    long_path = write_run(root, points={"long": list(enumerate(values))})
+    long_path = make_run("proj", points={"long": list(enumerate(values))})
 
     catalog = Catalog(root, "proj")
     try:
@@ -282,19 +242,19 @@ def test_sync_indexes_name_status_tags_config_and_scalar_summaries(root):
         catalog.close()
 
 
-def test_incremental_sync_sees_new_changed_and_removed_runs_and_matches_a_rebuild(root):
+def test_incremental_sync_sees_new_changed_and_removed_runs_and_matches_a_rebuild(root, make_run):
     """New, resumed, edited and deleted runs; then reindex and a new catalog give the same rows."""
-    a = write_run(root, run_name="a", tags=["t"], points={"loss": [(0, 1.0), (1, 0.5)]})
-    b = write_run(root, run_name="b", points={"loss": [(0, 2.0)]})
-    c = write_run(root, run_name="c", tags=["old"], points={"loss": [(0, 3.0)]})
-    gone = write_run(root, run_name="gone", tags=["t"], config={"x": 1},
+    a = make_run("proj", run_name="a", tags=["t"], points={"loss": [(0, 1.0), (1, 0.5)]})
+    b = make_run("proj", run_name="b", points={"loss": [(0, 2.0)]})
+    c = make_run("proj", run_name="c", tags=["old"], points={"loss": [(0, 3.0)]})
+    gone = make_run("proj", run_name="gone", tags=["t"], config={"x": 1},
                      points={"loss": [(0, 4.0)]})
     catalog = Catalog(root, "proj")
     try:
         assert sync(catalog).added == 4
         report = sync(catalog)
         assert (report.added, report.updated, report.removed, report.unchanged) == (0, 0, 0, 4)
-        new = write_run(root, run_name="new", tags=["t"], points={"loss": [(0, 9.0)]})
+        new = make_run("proj", run_name="new", tags=["t"], points={"loss": [(0, 9.0)]})
         with nb.init("proj", dir=root, run_id=a.name, resume="must", **QUIET) as run:
             run.add_scalar("loss", 0.25, step=2)
             run.add_scalar("acc", 0.9, step=2)
@@ -331,10 +291,10 @@ def test_incremental_sync_sees_new_changed_and_removed_runs_and_matches_a_rebuil
         assert catalog_rows(fresh) == incremental
 
 
-def test_bad_run_folders_are_reported_and_skipped(root):
+def test_bad_run_folders_are_reported_and_skipped(root, make_run):
     """Half written, not JSON, format 99, nested too deep: skipped with a reason; others indexed."""
-    good = write_run(root, run_name="good", points={"loss": [(0, 1.0)]})
-    odd = write_run(root, run_name="odd")
+    good = make_run("proj", run_name="good", points={"loss": [(0, 1.0)]})
+    odd = make_run("proj", run_name="odd")
     doc = json.loads((odd / "run.json").read_text())
     doc["tags"] = ["x", "x", 7]                           # duplicates and a non-string
     doc["config"] = {"a.b": 1, "a": {"b": 2}}             # one flattened key twice
@@ -387,9 +347,9 @@ def test_bad_run_folders_are_reported_and_skipped(root):
         catalog.close()
 
 
-def test_points_a_rank_flushes_after_rank_zero_finished_are_seen(root, tmp_path):
+def test_points_a_rank_flushes_after_rank_zero_finished_are_seen(root, make_run, tmp_path):
     """Rank 1 still logging when run.json already says finished: the next sync sees its points."""
-    write_run(root, run_id="ranks", points={"loss": [(0, 1.0)]})
+    make_run("proj", run_id="ranks", points={"loss": [(0, 1.0)]})
     flag = tmp_path / "flag"
     flag.mkdir()
     child = start_child(f"""

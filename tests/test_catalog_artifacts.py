@@ -5,7 +5,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from conftest import make_tree
+from helpers import make_tree
 
 import nuboard as nb
 from nuboard.artifacts import restore_version, unlink_version

@@ -20,9 +20,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import child_env, start_child
+from helpers import catalog_rows, child_env, count, start_child, write_run
 from sqlalchemy import select, text
-from test_catalog import catalog_rows, count, write_run
 
 from nuboard.catalog.engine import (
     CatalogError,

@@ -9,14 +9,13 @@ import threading
 from array import array
 
 import pytest
+from helpers import QUIET
 
 import nuboard as nb
 from nuboard.files import layout
 from nuboard.web import downsampling
 from nuboard.web.chartdata import SeriesCache, list_ranks, series_payload
 from nuboard.web.downsampling import downsample, prepare_axis, reduce_axis
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 
 
 def write_run(root, project="p", name="train/loss", n=1000, value=lambda i: float(i),

@@ -23,20 +23,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import child_env, run_child, start_child
+from helpers import QUIET_ARGS, child_env, cli, make_runs, one_line_error, run_child, start_child
 
 from nuboard.cli import formats
 
-INIT = "system_metrics=False, capture_console=False, capture_env=False"
 ANSI = "\x1b["
-
-
-def nb(root: Path, *args: str, env: dict | None = None, timeout: float = 60
-       ) -> subprocess.CompletedProcess:
-    """Run the CLI with stdin, stdout and stderr all off the terminal."""
-    return subprocess.run([sys.executable, "-m", "nuboard.cli.main", *args],
-                          env=child_env(NUBOARD_DIR=str(root), **(env or {})),
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
 
 
 def in_terminal(root: Path, *args: str, answer: tuple[str, str] | None = None,
@@ -75,34 +66,11 @@ def in_terminal(root: Path, *args: str, answer: tuple[str, str] | None = None,
     return proc.returncode, out.decode("utf-8", "replace")
 
 
-def one_line_error(proc: subprocess.CompletedProcess) -> str:
-    err = proc.stderr.strip()
-    assert "Traceback" not in err, err
-    assert len(err.splitlines()) == 1, err
-    return err
-
-
-def make_runs(root: Path, project: str, specs: list[dict]) -> list[str]:
-    """Finished runs written by the real API in one child; returns their ids in order."""
-    code = f"""
-        import json, time, nuboard as nb
-        ids = []
-        for spec in {specs!r}:
-            run = nb.init({project!r}, {INIT}, **spec)
-            run.add_scalar("train/loss", 0.5, step=1)
-            run.finish()
-            ids.append(run.id)
-            time.sleep(0.01)
-        print(json.dumps(ids))
-    """
-    return json.loads(run_child(code, NUBOARD_DIR=str(root)).stdout.strip().splitlines()[-1])
-
-
 def start_running(root: Path, project: str, name: str) -> tuple[subprocess.Popen, str]:
     """A child that starts a run and keeps it running; returns it and the run id."""
     child = start_child(f"""
         import time, nuboard as nb
-        run = nb.init({project!r}, run_name={name!r}, {INIT})
+        run = nb.init({project!r}, run_name={name!r}, {QUIET_ARGS})
         print(run.id, flush=True)
         time.sleep(600)
     """, NUBOARD_DIR=str(root))
@@ -149,7 +117,7 @@ def listing(tmp_path_factory):
 # ---- ls ----
 
 def test_ls_in_a_pipe_is_plain_aligned_text_newest_first_with_lost(listing):
-    out = nb(listing["root"], "ls", "llm", env={"TZ": "Asia/Kolkata"})
+    out = cli(listing["root"], "ls", "llm", env={"TZ": "Asia/Kolkata"})
     assert out.returncode == 0, out.stderr
     assert ANSI not in out.stdout
     lines = out.stdout.splitlines()
@@ -171,7 +139,7 @@ def test_ls_in_a_pipe_is_plain_aligned_text_newest_first_with_lost(listing):
 
 
 def test_ls_json_gives_every_field_of_every_project(listing):
-    out = nb(listing["root"], "ls", "--json")
+    out = cli(listing["root"], "ls", "--json")
     assert out.returncode == 0, out.stderr
     records = json.loads(out.stdout)
     assert [r["id"] for r in records][:1] == [listing["nested"]]      # the newest, nested project
@@ -188,7 +156,7 @@ def test_ls_json_gives_every_field_of_every_project(listing):
 
 
 def test_ls_csv_has_a_header_and_one_row_per_run(listing):
-    out = nb(listing["root"], "ls", "llm", "--csv")
+    out = cli(listing["root"], "ls", "llm", "--csv")
     assert out.returncode == 0, out.stderr
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert out.stdout.splitlines()[0] == ",".join(formats.RUN_FIELDS)
@@ -203,19 +171,19 @@ def test_ls_csv_has_a_header_and_one_row_per_run(listing):
     ("-tag:big name:*-*", ["lost", "base"]),
 ])
 def test_ls_query_filters(listing, query, expected):
-    out = nb(listing["root"], "ls", "llm", "--query", query, "--json")
+    out = cli(listing["root"], "ls", "llm", "--query", query, "--json")
     assert out.returncode == 0, out.stderr
     assert [r["id"] for r in json.loads(out.stdout)] == [listing[k] for k in expected]
 
 
 def test_ls_limit_keeps_the_newest(listing):
-    out = nb(listing["root"], "ls", "--limit", "2", "--json")
+    out = cli(listing["root"], "ls", "--limit", "2", "--json")
     assert out.returncode == 0, out.stderr
     assert [r["id"] for r in json.loads(out.stdout)] == [listing["nested"], listing["lost"]]
 
 
 def test_a_bad_query_is_a_usage_error_naming_the_column(listing):
-    out = nb(listing["root"], "ls", "llm", "--query", "tag:")
+    out = cli(listing["root"], "ls", "llm", "--query", "tag:")
     assert out.returncode == 2
     err = one_line_error(out)
     assert "expected a tag after 'tag:' at column 5" in err and "--query" in err
@@ -226,7 +194,7 @@ def test_a_bad_query_is_a_usage_error_naming_the_column(listing):
                                    "tag:\"baseline' OR 1=1; DELETE FROM tags; --\""])
 def test_sql_injection_through_ls_query_changes_nothing(listing, query):
     before = catalog_rows(listing["root"], "llm", "SELECT count(*) FROM runs")[0][0]
-    out = nb(listing["root"], "ls", "llm", "--query", query, "--json")
+    out = cli(listing["root"], "ls", "llm", "--query", query, "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
     assert catalog_rows(listing["root"], "llm", "SELECT count(*) FROM runs")[0][0] == before == 3
@@ -234,24 +202,24 @@ def test_sql_injection_through_ls_query_changes_nothing(listing, query):
 
 
 def test_a_missing_project_or_root_is_one_line_and_a_traceback_with_debug(listing, tmp_path):
-    out = nb(listing["root"], "ls", "nope")
+    out = cli(listing["root"], "ls", "nope")
     assert out.returncode == 1
     err = one_line_error(out)
     assert "'nope' not found" in err and "llm, team/llm" in err
-    out = nb(listing["root"], "ls", "--dir", str(tmp_path / "nowhere"))
+    out = cli(listing["root"], "ls", "--dir", str(tmp_path / "nowhere"))
     assert out.returncode == 1
     assert "NUBOARD_DIR" in one_line_error(out)
-    out = nb(listing["root"], "--debug", "ls", "nope")
+    out = cli(listing["root"], "--debug", "ls", "nope")
     assert out.returncode == 1
     assert "Traceback" in out.stderr and "ProjectNotFoundError" in out.stderr
-    out = nb(listing["root"], "ls", "nope", "--debug")
+    out = cli(listing["root"], "ls", "nope", "--debug")
     assert out.returncode == 1 and "Traceback" in out.stderr
 
 
 @pytest.mark.parametrize("args", [("ls", "--json", "--csv"), ("ls", "--limit", "0"),
                                   ("rm",), ("sql",), ("ls", "--bogus")])
 def test_usage_errors_exit_2_on_one_line(listing, args):
-    out = nb(listing["root"], *args)
+    out = cli(listing["root"], *args)
     assert out.returncode == 2, out
     assert f"nuboard {args[0]}" in one_line_error(out)
 
@@ -278,13 +246,13 @@ def test_every_command_has_help_with_an_example(listing):
 
 def test_sql_select_as_text_and_json(listing):
     root = listing["root"]
-    out = nb(root, "sql", "SELECT name, status FROM runs ORDER BY name", "--project", "llm")
+    out = cli(root, "sql", "SELECT name, status FROM runs ORDER BY name", "--project", "llm")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].split() == ["name", "status"]
     assert [line.split() for line in lines[1:]] == [["base-1", "finished"], ["big-2", "finished"],
                                                     ["lost-3", "running"]]
-    out = nb(root, "sql", "SELECT r.name, s.last FROM runs r JOIN scalars s ON s.run = r.id "
+    out = cli(root, "sql", "SELECT r.name, s.last FROM runs r JOIN scalars s ON s.run = r.id "
              "WHERE s.name = 'train/loss' ORDER BY r.name", "--project", "llm", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [{"name": "base-1", "last": 0.5}, {"name": "big-2", "last": 0.5}]
@@ -307,7 +275,7 @@ def test_sql_cannot_write(listing, statement, tmp_path):
 
 
 def test_sql_needs_a_project_when_there_are_several(listing):
-    out = nb(listing["root"], "sql", "SELECT 1")
+    out = cli(listing["root"], "sql", "SELECT 1")
     assert out.returncode == 1
     assert "--project" in one_line_error(out)
 
@@ -317,18 +285,18 @@ def test_sql_needs_a_project_when_there_are_several(listing):
 def test_rm_asks_removes_and_refuses_unknown_ids(root):
     keep, gone = make_runs(root, "p", [{"run_name": "keep"}, {"run_name": "gone"}])
     runs = root / "p" / "runs"
-    assert nb(root, "ls", "p").returncode == 0                      # index them
-    out = nb(root, "rm", gone, "--project", "p")                    # stdin is not a terminal
+    assert cli(root, "ls", "p").returncode == 0                      # index them
+    out = cli(root, "rm", gone, "--project", "p")                    # stdin is not a terminal
     assert out.returncode == 1
     assert "--yes" in one_line_error(out)
     assert (runs / gone).is_dir()
-    out = nb(root, "rm", gone, "no-such-run", "--yes")             # one unknown: nothing goes
+    out = cli(root, "rm", gone, "no-such-run", "--yes")             # one unknown: nothing goes
     assert out.returncode == 1
     assert "'no-such-run' not found" in one_line_error(out)
     assert (runs / gone).is_dir()
-    out = nb(root, "rm", "../p", "--yes")
+    out = cli(root, "rm", "../p", "--yes")
     assert out.returncode == 1 and "safe folder name" in one_line_error(out)
-    out = nb(root, "rm", gone, "--yes")
+    out = cli(root, "rm", gone, "--yes")
     assert out.returncode == 0, out.stderr
     assert f"Removed p/{gone}" in out.stdout
     assert not (runs / gone).exists() and (runs / keep).is_dir()
@@ -340,11 +308,11 @@ def test_rm_asks_removes_and_refuses_unknown_ids(root):
 def test_rm_keeps_a_live_run_unless_forced(root):
     child, run_id = start_running(root, "p", "alive")
     try:
-        out = nb(root, "rm", run_id, "--yes")
+        out = cli(root, "rm", run_id, "--yes")
         assert out.returncode == 1
         assert "still running" in one_line_error(out)
         assert (root / "p" / "runs" / run_id).is_dir()
-        out = nb(root, "rm", run_id, "--yes", "--force")
+        out = cli(root, "rm", run_id, "--yes", "--force")
         assert out.returncode == 0, out.stderr
         assert not (root / "p" / "runs" / run_id).exists()
     finally:
@@ -359,7 +327,7 @@ def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(roo
     from nuboard import run_status
     child = start_child(f"""
         import time, nuboard as nb
-        run = nb.init("p", run_name="slow-beat", heartbeat_interval=300, {INIT})
+        run = nb.init("p", run_name="slow-beat", heartbeat_interval=300, {QUIET_ARGS})
         print(run.id, flush=True)
         time.sleep(600)
     """, NUBOARD_DIR=str(root))
@@ -372,11 +340,11 @@ def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(roo
             old = time.time() - age
             os.utime(folder / "heartbeat", (old, old))
             assert run_status(folder) == status, age
-            (listed,) = json.loads(nb(root, "ls", "p", "--json").stdout)   # the catalog agrees
+            (listed,) = json.loads(cli(root, "ls", "p", "--json").stdout)   # the catalog agrees
             assert listed["status"] == status, age
-            lost = json.loads(nb(root, "ls", "p", "--json", "--query", "status:lost").stdout)
+            lost = json.loads(cli(root, "ls", "p", "--json", "--query", "status:lost").stdout)
             assert [r["id"] for r in lost] == ([run_id] if status == "lost" else []), age
-            out = nb(root, "rm", run_id, "--yes")
+            out = cli(root, "rm", run_id, "--yes")
             assert out.returncode == 1, out.stdout
             assert "still running" in one_line_error(out)
             assert folder.is_dir()
@@ -386,7 +354,7 @@ def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(roo
         child.wait()
         child.stdout.close()
         child.stderr.close()
-    out = nb(root, "rm", run_id, "--yes")              # its process is gone: lost, removable
+    out = cli(root, "rm", run_id, "--yes")              # its process is gone: lost, removable
     assert out.returncode == 0, out.stderr
     assert not folder.exists()
 
@@ -399,7 +367,7 @@ def test_a_heartbeat_from_another_host_or_a_dead_pid_does_not_keep_a_lost_run(ro
     beat_path.write_text(json.dumps(beat))
     old = time.time() - 180
     os.utime(beat_path, (old, old))
-    out = nb(root, "rm", run_id, "--yes")
+    out = cli(root, "rm", run_id, "--yes")
     assert out.returncode == 0, out.stderr
 
 
@@ -409,10 +377,10 @@ def test_rm_of_a_referenced_run_names_the_unlink_commands_to_paste(root, tmp_pat
     files.mkdir()
     (files / "best.pt").write_bytes(b"best")
     for name in ("best", "last"):
-        add = nb(root, "artifact", "add", f"p/{name}", str(files / "best.pt"), "--ref", "--type",
+        add = cli(root, "artifact", "add", f"p/{name}", str(files / "best.pt"), "--ref", "--type",
                  "checkpoint", "--description", name)
         assert add.returncode == 0, add.stderr
-    out = nb(root, "rm", run_id, "--yes")
+    out = cli(root, "rm", run_id, "--yes")
     assert out.returncode == 1
     line = one_line_error(out)
     commands = line.split("Unlink those versions first (")[1].split("), or pass --force")[0]
@@ -426,7 +394,7 @@ def test_rm_of_a_referenced_run_names_the_unlink_commands_to_paste(root, tmp_pat
     pasted = subprocess.run(["bash", "-c", commands], env=env, capture_output=True, text=True,
                             timeout=120)
     assert pasted.returncode == 0, pasted.stderr
-    out = nb(root, "rm", run_id, "--yes")
+    out = cli(root, "rm", run_id, "--yes")
     assert out.returncode == 0, out.stderr
 
 
@@ -455,7 +423,7 @@ def skip_lines(stderr: str, command: str) -> dict[str, str]:
 def test_reindex_prints_the_runs_indexed_and_one_line_per_skipped_run(root):
     (good,) = make_runs(root, "p", [{"run_name": "good"}])
     bad = make_damaged(root, "p")
-    out = nb(root, "reindex")
+    out = cli(root, "reindex")
     assert out.returncode == 0, out.stderr
     assert ANSI not in out.stdout + out.stderr
     assert out.stdout.splitlines() == ["p: 1 run indexed, 2 skipped"]
@@ -468,8 +436,8 @@ def test_reindex_prints_the_runs_indexed_and_one_line_per_skipped_run(root):
 
 def test_reindex_of_an_indexed_project_counts_every_run_it_indexed_again(root):
     make_runs(root, "p", [{"run_name": f"r{i}"} for i in range(3)])
-    assert nb(root, "ls", "p").returncode == 0                      # the catalog knows them
-    out = nb(root, "reindex", "p")
+    assert cli(root, "ls", "p").returncode == 0                      # the catalog knows them
+    out = cli(root, "reindex", "p")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["p: 3 runs indexed, 0 skipped"]     # not "0 runs added"
 
@@ -480,7 +448,7 @@ def test_ls_lists_the_good_runs_and_reports_each_damaged_one_on_stderr(root, fmt
     bad = make_damaged(root, "p")
     for args in (["ls", "p", *fmt], ["ls", *fmt]):              # twice: each ls reports them
         for _ in range(2):
-            out = nb(root, *args)
+            out = cli(root, *args)
             assert out.returncode == 0, out.stderr
             assert good in out.stdout and "broken00" not in out.stdout
             if fmt == ["--json"]:

@@ -13,7 +13,7 @@ import textwrap
 import time
 
 import pytest
-from conftest import child_env
+from helpers import child_env
 
 STARTERS = 4
 ROUNDS = 6

@@ -14,7 +14,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import child_env, run_child, small_tmpfs
+from helpers import child_env, run_child, small_tmpfs
 
 from nuboard.recording.capture.console import ConsoleCapture
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import child_env
+from helpers import child_env
 
 import nuboard as nb
 from nuboard.catalog.store import Catalog

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_child, small_tmpfs, start_child
+from helpers import run_child, small_tmpfs, start_child
 
 import nuboard as nb
 from nuboard.eventlog.logfile import LogReader, file_header

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import child_env
+from helpers import child_env
 
 import nuboard as nb
 from nuboard.eventlog.logfile import LogReader
@@ -180,7 +180,7 @@ def test_parquet_metadata_of_the_wrong_shape_falls_back_to_the_logs(root):
 def test_the_viewer_serves_a_project_with_stray_and_fifo_logs(root):
     """The viewer's sync and pages answer (never 500, never blocked) with stray log names and
     a FIFO named like a log in a run folder."""
-    from tests.viewer_http import Viewer
+    from helpers_http import Viewer
 
     folder = logged_run(root)
     for name in STRAY_NAMES[:4]:

@@ -293,7 +293,7 @@ def test_omegaconf_config_is_kept_nested(root):
 
 def test_plain_config_imports_no_omegaconf(root):
     """A dict or dataclass config never imports omegaconf (or anything heavy)."""
-    from conftest import run_child
+    from helpers import run_child
     out = run_child("""
         import sys, dataclasses, nuboard as nb
         @dataclasses.dataclass

@@ -6,7 +6,7 @@ import signal
 import time
 from pathlib import Path
 
-from conftest import run_child, start_child
+from helpers import run_child, start_child
 
 import nuboard as nb
 

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from helpers import QUIET
 
 import nuboard as nb
 from nuboard.artifacts import unlink_version
@@ -17,7 +18,6 @@ from nuboard.demo import RUNS, write_demo
 from nuboard.web.catalogs import Catalogs
 from nuboard.web.lineage import graph_json, lineage_graph, render_svg
 
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 SVG = "{http://www.w3.org/2000/svg}"
 TRAINING = {s.name for s in RUNS if s.project == "llm-pretrain" and s.kind == "train"}
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers import QUIET
 
 import nuboard as nb
 from nuboard.eventlog.writer import SERIES_CAP
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 
 
 class Expected:

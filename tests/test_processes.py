@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import child_env
+from helpers import QUIET, QUIET_ARGS, child_env
 
 import nuboard as nb
 from nuboard.eventlog import logfile
@@ -33,8 +33,6 @@ from nuboard.eventlog.logfile import LogReader
 from nuboard.eventlog.reader import RunReader
 from nuboard.recording import run as run_module
 
-QUIET = dict(capture_env=False, system_metrics=False, capture_console=False)
-QUIET_ARGS = "capture_env=False, system_metrics=False, capture_console=False"
 BAD_UTF8 = b"\xff".decode("utf-8", "surrogateescape")      # '\udcff': a lone surrogate
 
 

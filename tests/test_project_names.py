@@ -7,13 +7,11 @@ nothing, and says which segment is the problem.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import child_env
-from viewer_http import QUIET, Viewer, make_run
+from helpers import QUIET, invoke_cli, loss_run
+from helpers_http import AppViewer
 
 import nuboard as nb
 from nuboard.errors import InvalidNameError
@@ -25,15 +23,9 @@ def files_under(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
 
 
-def cli(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "nuboard.cli.main", *args],
-                          env=child_env(NUBOARD_DIR=str(root)), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=60)
-
-
 @pytest.mark.parametrize("project", BAD)
 def test_init_refuses_a_project_segment_named_like_a_project_folder_part(root, project):
-    make_run(root, "llm")
+    loss_run(root, "llm")
     before = files_under(root)
     with pytest.raises(InvalidNameError) as caught:
         nb.init(project, dir=root, **QUIET)
@@ -51,7 +43,7 @@ def test_add_artifact_refuses_such_a_project(root, tmp_path):
 
 
 def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
-    make_run(root, "llm")
+    loss_run(root, "llm")
     (root / "llm" / "runs" / "x").mkdir()                # a folder where llm/runs/x would go
     data = tmp_path / "data.txt"
     data.write_text("x")
@@ -59,8 +51,8 @@ def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
     for args in (["ls", "llm/runs"], ["reindex", "llm/runs"], ["rm", "x", "--project", "llm/runs", "--yes"],
                  ["artifact", "add", "llm/runs/x", str(data), "--copy", "--no-input"],
                  ["artifact", "ls", "llm/artifacts"]):
-        out = cli(root, *args)
-        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        out = invoke_cli(*args)
+        assert out.exit_code == 1, (args, out.stdout, out.stderr)
         err = out.stderr.strip()
         assert len(err.splitlines()) == 1 and "Traceback" not in err, err
         assert "a name NuBoard uses inside a project folder" in err, err
@@ -68,8 +60,8 @@ def test_commands_refuse_such_a_project_in_one_line(root, tmp_path):
 
 
 def test_the_viewer_answers_400_for_such_a_project(root):
-    make_run(root, "llm")
-    with Viewer(root) as viewer:
+    loss_run(root, "llm")
+    with AppViewer(root) as viewer:
         for path in ("/p/llm/runs", "/p/llm/artifacts", "/p/llm/views.json"):
             reply = viewer.get(path)
             assert reply.status == 400, (path, reply.status)

@@ -2,19 +2,15 @@
 from __future__ import annotations
 
 import pytest
-from viewer_http import QUIET
 
 import nuboard as nb
 from nuboard.errors import RunNotFoundError
 
 
 @pytest.fixture
-def run_path(root):
-    with nb.init("llm", dir=root, **QUIET) as run:
-        for step in range(5):
-            run.add_scalar("train/loss", 1.0 / (step + 1), step=step)
-            run.add_scalar("t", float(step), step=step)
-    return run.path
+def run_path(make_run):
+    return make_run("llm", points={"train/loss": [(step, 1.0 / (step + 1)) for step in range(5)],
+                                   "t": [(step, float(step)) for step in range(5)]})
 
 
 def test_a_str_key_is_one_name_not_its_characters(run_path):

@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import child_env
+from helpers import child_env
 
 import nuboard as nb
 from nuboard.eventlog.logfile import LogReader

@@ -6,7 +6,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import make_tree, run_child
+from helpers import make_tree, run_child
 
 import nuboard as nb
 

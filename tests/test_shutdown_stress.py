@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import child_env
+from helpers import child_env
 
 import nuboard as nb
 from nuboard.eventlog.logfile import LogReader

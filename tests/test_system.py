@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_child
+from helpers import run_child
 
 from nuboard.errors import InvalidArgumentError
 from nuboard.recording.capture.gpus import check_devices, query_gpus, sample_gpus

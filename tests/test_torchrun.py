@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import child_env
+from helpers import child_env
 
 import nuboard as nb
 

@@ -13,13 +13,11 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from helpers import QUIET, child_env, make_tree
+from helpers_http import Viewer, visible_text
 
 import nuboard as nb
 from nuboard.artifacts import list_versions, unlink_version
-from tests.conftest import child_env, make_tree
-from tests.viewer_http import Viewer, visible_text
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 
 
 @pytest.fixture

@@ -7,9 +7,10 @@ import signal
 import time
 from pathlib import Path
 
+from helpers import QUIET, loss_run, start_child
+from helpers_http import AppViewer
+
 import nuboard as nb
-from tests.conftest import start_child
-from tests.viewer_http import QUIET, Viewer, make_run
 
 
 def _lost_run(root) -> str:
@@ -33,9 +34,9 @@ def _lost_run(root) -> str:
 
 
 def test_a_lost_run_is_lost_on_the_charts_page_and_nothing_polls(root):
-    done = make_run(root, name="done")
+    done = loss_run(root, name="done")
     lost = _lost_run(root)
-    with Viewer(root) as viewer:
+    with AppViewer(root) as viewer:
         data = viewer.get(f"/api/p/llm/.charts?runs={lost},{done}").json()
         page = viewer.get(f"/p/llm/.charts?runs={lost},{done}").text
         series = viewer.get(f"/api/p/llm/.chart?runs={lost},{done}&name=train/loss").json()
@@ -53,7 +54,7 @@ def test_a_running_run_is_polled(root):
     with nb.init("llm", dir=root, run_name="live", **QUIET) as run:
         run.add_scalar("train/loss", 1.0, step=0)
         run.flush()
-        with Viewer(root) as viewer:
+        with AppViewer(root) as viewer:
             page = viewer.get(f"/p/llm/.charts?runs={run.id}").text
             series = viewer.get(f"/api/p/llm/.chart?runs={run.id}&name=train/loss").json()
     assert 'data-live="1"' in page and "charts-live" in page

@@ -10,10 +10,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from helpers import loss_run
+from helpers_http import Viewer
 
 from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
-from tests.viewer_http import Viewer, make_run
 
 DEEP = 5000
 
@@ -57,7 +58,7 @@ DAMAGED = {
 def damaged(root):
     """Project 'proj' with one good run, each kind of damaged run, a stray log of an absurd
     rank, a version folder of an absurd number and a views.json of the wrong shape."""
-    good = make_run(root, "proj", name="good")
+    good = loss_run(root, "proj", name="good")
     runs = root / "proj" / "runs"
     for name, edit in DAMAGED.items():
         _copy_run(runs, good, name, edit)
@@ -69,7 +70,7 @@ def damaged(root):
     os.mkfifo(runs / "fifo-run-json" / "run.json")
     (root / "proj" / "artifacts" / "model" / "v99999999999999999999").mkdir(parents=True)
     (root / "proj" / "views.json").write_text(json.dumps({"views": {"name": "x"}}))
-    make_run(root, "other", name="elsewhere")
+    loss_run(root, "other", name="elsewhere")
     return good
 
 
@@ -129,8 +130,8 @@ def _release(fifos) -> None:
 
 
 def test_a_fifo_in_a_run_folder_never_blocks_the_viewer(root):
-    good = make_run(root, "proj", name="good")
-    pipes = make_run(root, "proj", name="pipes")
+    good = loss_run(root, "proj", name="good")
+    pipes = loss_run(root, "proj", name="pipes")
     folder = root / "proj" / "runs" / pipes
     (folder / "files").mkdir(exist_ok=True)
     fifos = [folder / "files" / "fifo", folder / "files" / "output.log",
@@ -173,7 +174,7 @@ def _get_within(viewer, path: str, seconds: float):
 
 
 def test_a_path_too_long_for_the_system_is_a_404(root):
-    run_id = make_run(root, "proj", name="good")
+    run_id = loss_run(root, "proj", name="good")
     base = f"/p/proj/.run/{run_id}/files/"
     with Viewer(root) as viewer:
         answers = [viewer.get(base + sub).status
@@ -184,8 +185,8 @@ def test_a_path_too_long_for_the_system_is_a_404(root):
 
 def test_a_run_json_made_too_deep_after_indexing_breaks_no_page(root):
     """Indexed while fine, then rewritten nested 5,000 deep: pages that read run.json answer."""
-    good = make_run(root, "proj", name="good")
-    later = make_run(root, "proj", name="later")
+    good = loss_run(root, "proj", name="good")
+    later = loss_run(root, "proj", name="later")
     with Viewer(root, sync_every=3600) as viewer:
         assert viewer.get("/api/p/proj/runs").json()["total"] == 2
         _copy_run(root / "proj" / "runs", good, "tmp", _nested(DEEP))
@@ -199,7 +200,7 @@ def test_a_run_json_made_too_deep_after_indexing_breaks_no_page(root):
 
 
 def test_a_skipped_run_is_reported_again_until_it_is_fixed(root):
-    good = make_run(root, "proj", name="good")
+    good = loss_run(root, "proj", name="good")
     runs = root / "proj" / "runs"
     _copy_run(runs, good, "bad", _set(start_time=12345))
     with Catalog(root, "proj") as catalog:

@@ -8,16 +8,16 @@ import subprocess
 import sys
 import time
 
-from tests.conftest import child_env
-from tests.viewer_http import RemoteViewer, Viewer, make_run
+from helpers import child_env, loss_run
+from helpers_http import RemoteViewer, Viewer
 
 
 def test_first_request_after_idle_shows_runs_made_meanwhile(root):
-    make_run(root, "llm", name="first")
+    loss_run(root, "llm", name="first")
     with Viewer(root, sync_every=0.5) as viewer:
         assert viewer.get("/api/p/llm/runs").json()["total"] == 1
         time.sleep(1.0)                                # idle past the refresh interval
-        make_run(root, "llm", name="made-while-idle")
+        loss_run(root, "llm", name="made-while-idle")
         listed = viewer.get("/api/p/llm/runs").json()
         page = viewer.get("/p/llm").text
     assert listed["total"] == 2
@@ -25,10 +25,10 @@ def test_first_request_after_idle_shows_runs_made_meanwhile(root):
 
 
 def test_requests_within_the_interval_do_not_wait_for_a_sync(root):
-    make_run(root, "llm", name="first")
+    loss_run(root, "llm", name="first")
     with Viewer(root, sync_every=60.0) as viewer:
         viewer.get("/api/p/llm/runs")
-        make_run(root, "llm", name="second")
+        loss_run(root, "llm", name="second")
         started = time.monotonic()
         total = viewer.get("/api/p/llm/runs").json()["total"]
         took = time.monotonic() - started
@@ -55,7 +55,7 @@ def _total_soon(viewer, want: int) -> int:
 
 def test_catalog_truncated_or_removed_under_a_live_viewer_heals(root):
     for i in range(3):
-        make_run(root, "llm", name=f"r{i}")
+        loss_run(root, "llm", name=f"r{i}")
     catalog = root / "llm" / ".nuboard" / "catalog.sqlite"
     with RemoteViewer(root) as viewer:
         assert viewer.get("/api/p/llm/runs").json()["total"] == 3
@@ -69,7 +69,7 @@ def test_catalog_truncated_or_removed_under_a_live_viewer_heals(root):
         shutil.rmtree(root / "llm" / ".nuboard")     # the folder itself, under the viewer
         for path in ("/p/llm", "/api/p/llm/runs", "/p/llm/.charts", "/p/llm/.timeline"):
             assert viewer.get(path).status == 200, path
-        make_run(root, "llm", name="after")
+        loss_run(root, "llm", name="after")
         assert _total_soon(viewer, 4) == 4
         assert catalog.stat().st_size > 0
         listed = _ls(root)

@@ -11,9 +11,10 @@ import time
 from urllib.parse import quote
 
 import pytest
+from helpers import QUIET, loss_run
+from helpers_http import Viewer, visible_text
 
 import nuboard as nb
-from tests.viewer_http import QUIET, Viewer, make_run, visible_text
 
 
 @pytest.fixture
@@ -21,7 +22,7 @@ def sweep(root):
     """Five finished runs with configs and tags, one crashed, one still running."""
     ids = {}
     for i, lr in enumerate([1e-4, 3e-4, 1e-3, 3e-3, 1e-2]):
-        ids[f"lr{lr:g}"] = make_run(root, name=f"lr{lr:g}", config={"lr": lr, "model": {"width": 64 * (i + 1)}},
+        ids[f"lr{lr:g}"] = loss_run(root, name=f"lr{lr:g}", config={"lr": lr, "model": {"width": 64 * (i + 1)}},
                                     tags=["sweep"] + (["baseline"] if i == 2 else []), group="lr-sweep")
     try:
         with nb.init("llm", dir=root, run_name="crasher", **QUIET) as run:
@@ -119,7 +120,7 @@ def test_run_details_show_what_the_run_recorded(root, tmp_path):
     subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a",
                     "commit", "-qm", "init"], check=True)
     (repo / "train.py").write_text("print('changed')\n")
-    parent = make_run(root, name="parent", steps=20, config={"optim": {"lr": 0.1}},
+    parent = loss_run(root, name="parent", steps=20, config={"optim": {"lr": 0.1}},
                       tags=["base"], notes="first try", group="g1",
                       system_metrics=False, capture_console=False, capture_env=True,
                       code_dir=str(repo))

@@ -5,10 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from helpers import QUIET, child_env
+from helpers_http import Viewer, visible_text
+
 import nuboard as nb
 from nuboard.artifacts.api import promote_run_path
-from tests.conftest import child_env
-from tests.viewer_http import QUIET, Viewer, visible_text
 
 
 def test_versions_made_from_a_run_are_its_outputs(root):

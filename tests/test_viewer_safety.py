@@ -5,10 +5,10 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers_http import Viewer
 
 import nuboard as nb
 from nuboard.web.containment import OutsideError, open_inside, resolve_inside
-from tests.viewer_http import Viewer
 
 XSS = "<script>alert(1)</script>"
 ATTR = '"><img src=x onerror=alert(2)>'

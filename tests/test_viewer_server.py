@@ -14,10 +14,8 @@ import time
 import urllib.request
 
 import pytest
-
-import nuboard as nb
-from tests.conftest import child_env
-from tests.viewer_http import RemoteViewer
+from helpers import child_env
+from helpers_http import RemoteViewer
 
 URL = re.compile(r"at (http://\S+/)")
 
@@ -41,11 +39,8 @@ def stop(proc: subprocess.Popen) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def one_run(root):
-    with nb.init("llm", dir=root, run_name="first", system_metrics=False, capture_console=False,
-                 capture_env=False) as run:
-        run.add_scalar("train/loss", 1.0, step=0)
-    return run.id
+def one_run(make_run):
+    return make_run("llm", points={"train/loss": [(0, 1.0)]}, run_name="first").name
 
 
 def test_up_serves_the_folder_and_stops_on_ctrl_c(root, one_run):

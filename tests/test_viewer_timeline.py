@@ -13,13 +13,12 @@ import time
 from urllib.parse import quote
 
 import pytest
+from helpers import QUIET, QUIET_ARGS, loss_run, make_tree, start_child
+from helpers_http import Viewer
 
 import nuboard as nb
 from nuboard.artifacts.api import unlink_version
-from tests.conftest import make_tree, start_child
-from tests.viewer_http import QUIET, Viewer, make_run
 
-INIT = "system_metrics=False, capture_console=False, capture_env=False"
 XSS = "<script>alert('tl')</script><img src=x onerror=alert(1)>"
 
 
@@ -28,7 +27,7 @@ def make_lost(root, project: str, name: str, age: float = 600.0) -> str:
     """A run left 'running' by a child killed with SIGKILL, its heartbeat `age` seconds old."""
     child = start_child(f"""
         import time, nuboard as nb
-        run = nb.init({project!r}, run_name={name!r}, {INIT})
+        run = nb.init({project!r}, run_name={name!r}, {QUIET_ARGS})
         run.add_scalar("train/loss", 1.0, step=0)
         run.flush()
         print(run.id, flush=True)
@@ -49,8 +48,8 @@ def make_lost(root, project: str, name: str, age: float = 600.0) -> str:
 def history(root):
     """A finished run, one resumed once, a crashed one, a fork of the first, a lost one and
     one still running."""
-    ids = {"base": make_run(root, name="base", steps=20, tags=["sweep"])}
-    ids["resumed"] = make_run(root, name="resumed", steps=5)
+    ids = {"base": loss_run(root, name="base", steps=20, tags=["sweep"])}
+    ids["resumed"] = loss_run(root, name="resumed", steps=5)
     time.sleep(0.05)
     again = nb.init("llm", dir=root, run_id=ids["resumed"], resume="must", **QUIET)
     again.add_scalar("train/loss", 0.1, step=5)
@@ -212,7 +211,7 @@ def test_query_filters_and_a_bad_query_says_why(root, history):
 
 
 def test_page_holds_the_data_and_the_script_and_escapes_names(root, tmp_path):
-    make_run(root, name=XSS, steps=3)
+    loss_run(root, name=XSS, steps=3)
     ckpt = make_tree(tmp_path / "c", {"m.pt": b"m"}) / "m.pt"
     with nb.init("llm", dir=root, run_name="plain", **QUIET) as run:
         run.add_artifact("model", ckpt, type="model")
@@ -245,7 +244,7 @@ def test_at_most_limit_runs_the_newest(root):
     from nuboard.web.timeline_data import SessionCache, timeline
     names = [f"r{i}" for i in range(4)]
     for name in names:
-        make_run(root, name=name, steps=1)
+        loss_run(root, name=name, steps=1)
         time.sleep(0.01)
     catalog = Catalog(root, "llm")
     try:
@@ -259,7 +258,7 @@ def test_at_most_limit_runs_the_newest(root):
 
 def test_the_capped_page_says_so(root):
     for i in range(3):
-        make_run(root, name=f"r{i}", steps=1)
+        loss_run(root, name=f"r{i}", steps=1)
     with Viewer(root) as v:
         v.app.config["NUBOARD_TIMELINE_LIMIT"] = 2
         page = v.get("/p/llm/.timeline").text

@@ -1,4 +1,5 @@
-"""The viewer served for real (waitress on a free loopback port, in a thread) and a raw client.
+"""The viewer served for real (waitress on a free loopback port, in a thread, or `nuboard up`
+in its own process) and a raw client; AppViewer, the same client on Flask's test client.
 
 http.client sends each path exactly as written, so encoded traversal attempts reach the
 server as a browser or an attacker would send them.
@@ -8,23 +9,15 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import urlencode
 
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
-
-
-def make_run(root, project="llm", name="run", steps=10, **kw) -> str:
-    """A finished run written by the real API with train/loss at `steps` steps; its id."""
-    import nuboard as nb
-    options = dict(QUIET)
-    options.update(kw)
-    with nb.init(project, dir=root, run_name=name, **options) as run:
-        for i in range(steps):
-            run.add_scalar("train/loss", 1.0 / (i + 1), step=i)
-    return run.id
+from helpers import child_env
 
 
 class Reply(NamedTuple):
@@ -117,6 +110,40 @@ class Viewer(_Client):
         self.close()
 
 
+class AppViewer(_Client):
+    """`with AppViewer(root) as v: v.get('/p/llm')` through Flask's test client, no socket: for
+    tests about what a page says rather than about HTTP; keyword arguments go to create_app."""
+
+    origin = "http://localhost"
+
+    def __init__(self, root: Path, **options):
+        from nuboard.web.app import create_app
+        self.app = create_app(root, **options)
+        self.client = self.app.test_client()
+
+    @property
+    def token(self) -> str:
+        return self.app.config["NUBOARD_CSRF"]
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict | None = None) -> Reply:
+        resp = self.client.open(path, method=method, data=body, headers=headers or {})
+        try:
+            return Reply(resp.status_code, {k.lower(): v for k, v in resp.headers.items()},
+                         resp.get_data())
+        finally:
+            resp.close()
+
+    def close(self) -> None:
+        self.app.extensions["nuboard_catalogs"].close()
+
+    def __enter__(self) -> "AppViewer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def visible_text(html: str) -> str:
     """The page's text without tags (escaped entities left as they are)."""
     return re.sub(r"<[^>]+>", " ", html)
@@ -126,10 +153,6 @@ class RemoteViewer(_Client):
     """`nuboard up ROOT --port 0` in its own process, with the same client methods."""
 
     def __init__(self, root: Path, *args: str, project: str = "llm"):
-        import subprocess
-        import sys
-
-        from tests.conftest import child_env
         self.proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", "up", str(root),
                                       "--port", "0", *args], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True, env=child_env())
@@ -152,7 +175,6 @@ class RemoteViewer(_Client):
         return self._token
 
     def close(self) -> None:
-        import signal
         self.proc.send_signal(signal.SIGINT)
         self.proc.communicate(timeout=30)
 

@@ -1,0 +1,178 @@
+"""What the tests share besides fixtures: constants, makers of runs and trees, child processes,
+the CLI in a child, and reads of a catalog. Fixtures live in conftest.py; the viewer served for
+real and its raw client in helpers_http.py.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from sqlalchemy import select, text
+
+import nuboard as nb
+from nuboard.catalog.tables import metadata
+from nuboard.cli import main
+
+REPO = Path(__file__).resolve().parent.parent
+
+QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
+"""init keywords that leave out the captures a test does not look at."""
+QUIET_ARGS = "system_metrics=False, capture_console=False, capture_env=False"
+"""QUIET as source text, for the nb.init(...) of a child's script."""
+
+
+# -- runs and trees ------------------------------------------------------------------------------
+
+def write_run(root: Path, project: str = "proj", points: dict | None = None, **kw) -> Path:
+    """A finished run written by the API; points is {name: [(step, value), ...]}; its folder.
+
+    kw goes to nb.init, over QUIET.
+    """
+    with nb.init(project, dir=root, **{**QUIET, **kw}) as run:
+        for name, pairs in (points or {}).items():
+            for step, value in pairs:
+                run.add_scalar(name, value, step=step)
+    return Path(run.path)
+
+
+def loss_run(root: Path, project: str = "llm", name: str = "run", steps: int = 10, **kw) -> str:
+    """A finished run named `name` with train/loss = 1/(i+1) at steps 0..steps-1; its id."""
+    points = {"train/loss": [(i, 1.0 / (i + 1)) for i in range(steps)]}
+    return write_run(root, project, points, run_name=name, **kw).name
+
+
+def make_tree(folder: Path, files: dict) -> Path:
+    """Write files (path with '/' -> bytes) under a folder; return the folder."""
+    for rel, data in files.items():
+        p = folder / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    return folder
+
+
+# -- child processes -----------------------------------------------------------------------------
+
+def child_env(**extra: str) -> dict:
+    """The environment of a child Python process that imports this checkout's nuboard."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK")}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_child(code: str, *, timeout: float = 120, check: bool = True, **env: str
+              ) -> subprocess.CompletedProcess:
+    """Run a Python snippet in a child process and wait for it."""
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
+                          capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def start_child(code: str, **env: str) -> subprocess.Popen:
+    """Start a Python snippet in a child process (stdout piped, line by line)."""
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def make_runs(root: Path, project: str, specs: list[dict]) -> list[str]:
+    """Finished runs written by the real API in one child; returns their ids in order."""
+    code = f"""
+        import json, time, nuboard as nb
+        ids = []
+        for spec in {specs!r}:
+            run = nb.init({project!r}, {QUIET_ARGS}, **spec)
+            run.add_scalar("train/loss", 0.5, step=1)
+            run.finish()
+            ids.append(run.id)
+            time.sleep(0.01)
+        print(json.dumps(ids))
+    """
+    return json.loads(run_child(code, NUBOARD_DIR=str(root)).stdout.strip().splitlines()[-1])
+
+
+@contextlib.contextmanager
+def small_tmpfs(mnt: Path, size: str):
+    """Mount an empty tmpfs of `size` (such as '64k') at mnt, for full-disk tests (root only).
+
+    Skips the test when it cannot be mounted; always unmounts afterwards.
+    """
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        if subprocess.run(["umount", str(mnt)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+# -- the command line ----------------------------------------------------------------------------
+
+def cli(root: Path, *args: str, env: dict | None = None, timeout: float = 60
+        ) -> subprocess.CompletedProcess:
+    """Run the CLI with stdin, stdout and stderr all off the terminal."""
+    return subprocess.run([sys.executable, "-m", "nuboard.cli.main", *args],
+                          env=child_env(NUBOARD_DIR=str(root), **(env or {})),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+
+
+def invoke_cli(*args: str) -> Result:
+    """Run the CLI in this process with click's CliRunner (stdout and stderr kept apart), for a
+    test about what a command says rather than about the process; $NUBOARD_DIR as set now."""
+    return CliRunner().invoke(main.cli, list(args), catch_exceptions=False)
+
+
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    """The CLI's stderr, checked to be one line and no traceback."""
+    err = proc.stderr.strip()
+    assert "Traceback" not in err, err
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+# -- reads of a catalog --------------------------------------------------------------------------
+
+NATURAL_KEYS = {"projects": "name", "runs": "run_id", "artifacts": "name"}
+
+
+def catalog_rows(catalog) -> dict[str, list[tuple]]:
+    """Every table's rows, sorted, with surrogate keys left out and references by name."""
+    out = {}
+    with catalog.reader.connect() as conn:
+        names = {t: dict(conn.execute(text(f"SELECT id, {col} FROM {t}")).all())
+                 for t, col in NATURAL_KEYS.items()}
+        for table in metadata.sorted_tables:
+            refs = {fk.parent.name: fk.column.table.name for fk in table.foreign_keys}
+            rows = []
+            for row in conn.execute(select(table)).mappings():
+                item = []
+                for key, value in row.items():
+                    if key == "id" and table.c.id.primary_key:
+                        continue
+                    if key in refs and refs[key] in names:
+                        value = names[refs[key]].get(value, ("dangling", value))
+                    item.append((key, value))
+                rows.append(tuple(item))
+            out[table.name] = sorted(rows, key=repr)
+    return out
+
+
+def count(catalog, table: str) -> int:
+    """The number of rows in one table of a catalog."""
+    with catalog.reader.connect() as conn:
+        return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar()
