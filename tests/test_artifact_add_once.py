@@ -10,7 +10,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import make_tree
+from helpers import make_tree
 
 import nuboard.artifacts.api as api
 from nuboard.artifacts import add_artifact, get_artifact, inspect_source

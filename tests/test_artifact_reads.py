@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
+from helpers import make_tree
 
 import nuboard as nb
 from nuboard.artifacts import add_artifact, unlink_version

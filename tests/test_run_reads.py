@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
+from helpers import QUIET, make_tree
 
 import nuboard as nb
 from nuboard.catalog import run_reads, run_writes
@@ -20,8 +20,6 @@ from nuboard.catalog.run_doc import read_run_doc
 from nuboard.catalog.sql_console import ReadOnlyError, SqlError, run_statement
 from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
-
-QUIET = dict(system_metrics=False, capture_console=False, capture_env=False)
 
 
 def write_run(root: Path, project: str = "llm", points: dict | None = None, **kw) -> str:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import start_child
+from helpers import start_child
 
 from nuboard.files import runjson
 from nuboard.files.jsonfile import flock, write_json_atomic

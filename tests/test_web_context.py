@@ -8,8 +8,7 @@ import html
 from pathlib import Path
 
 import pytest
-
-from tests.viewer_http import make_run
+from helpers import loss_run
 
 WEB = Path(__file__).resolve().parent.parent / "nuboard" / "web"
 DATA_MODULES = ("artifact_data", "catalogs", "chartdata", "console_text", "containment",
@@ -21,7 +20,7 @@ FILL = {"run_id": "r1", "name": "model", "number": 1, "sub": "x.txt"}
 @pytest.fixture
 def app(root):
     from nuboard.web.app import create_app
-    run_id = make_run(root, steps=2)
+    run_id = loss_run(root, steps=2)
     app = create_app(root, edit_artifacts=True)
     app.config["TEST_RUN_ID"] = run_id
     return app
@@ -91,7 +90,7 @@ def test_project_and_run_are_in_g(app):
 
 def test_read_only_refuses_each_edit_route_with_its_403(root):
     from nuboard.web.app import create_app
-    run_id = make_run(root, steps=2)
+    run_id = loss_run(root, steps=2)
     app = create_app(root, read_only=True)
     client = app.test_client()
     refused = {f"/p/llm/.run/{run_id}/notes": "notes cannot be edited",
