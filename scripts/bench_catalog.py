@@ -98,7 +98,7 @@ def main() -> None:
 def run_bench(root: Path, args) -> None:
     from sqlalchemy import select
 
-    from nuboard.catalog.store import Catalog
+    from nuboard.catalog.project_catalog import Catalog
     from nuboard.catalog.sync import sync
     from nuboard.catalog.tables import runs, tags
 

@@ -10,7 +10,7 @@ import nuboard as nb
 from nuboard.artifacts import add_artifact, unlink_version
 from nuboard.catalog import artifact_reads
 from nuboard.catalog.artifact_reads import LineageEdge, RunSummary, VersionSummary
-from nuboard.catalog.store import Catalog
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 
 

@@ -19,7 +19,7 @@ from sqlalchemy import Column, Integer, MetaData, select, text
 
 import nuboard as nb
 from nuboard.catalog.engine import BUSY_TIMEOUT_MS, alembic_config, make_engine, migrate
-from nuboard.catalog.store import Catalog
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.catalog.tables import config, metadata, projects, runs, scalars, tags
 from nuboard.files.jsonfile import write_json_atomic

@@ -9,7 +9,7 @@ from helpers import make_tree
 
 import nuboard as nb
 from nuboard.artifacts import restore_version, unlink_version
-from nuboard.catalog.store import Catalog
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 
 

@@ -34,7 +34,7 @@ from nuboard.catalog.engine import (
     wal_unsafe,
     why_not_here,
 )
-from nuboard.catalog.store import Catalog
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.catalog.tables import metadata, runs
 
@@ -51,7 +51,7 @@ _log.setLevel(logging.INFO)
 _log.addHandler(_Collect())
 _log.propagate = False
 from sqlalchemy import text
-from nuboard.catalog.store import Catalog
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 root = Path(os.environ["NB_ROOT"])
 sync_dir = Path(os.environ["NB_SYNC"])

@@ -20,7 +20,7 @@ import pytest
 from helpers import child_env
 
 import nuboard as nb
-from nuboard.catalog.store import Catalog
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 from nuboard.cli.projects import find_projects
 from nuboard.demo import MARKER, DemoConflictError, DemoFailedError, read_demo, write_demo

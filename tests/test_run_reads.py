@@ -15,10 +15,10 @@ from helpers import QUIET, make_tree
 
 import nuboard as nb
 from nuboard.catalog import run_reads, run_writes
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.query import QuerySyntaxError
 from nuboard.catalog.run_doc import read_run_doc
 from nuboard.catalog.sql_console import ReadOnlyError, SqlError, run_statement
-from nuboard.catalog.store import Catalog
 from nuboard.catalog.sync import sync
 
 

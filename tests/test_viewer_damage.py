@@ -13,7 +13,7 @@ import pytest
 from helpers import loss_run
 from helpers_http import Viewer
 
-from nuboard.catalog.store import Catalog
+from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 
 DEEP = 5000

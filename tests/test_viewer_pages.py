@@ -200,7 +200,7 @@ def test_saved_views_round_trip(root, sweep):
         assert "lr0.001" in charts and "lr0.003" not in charts
         assert v.post("/p/llm/.views", {"name": "", "q": ""}).status == 400
         assert v.post("/p/llm/.views", {"name": "x", "q": ""}, token=False).status == 403
-        from nuboard.catalog.store import Catalog
+        from nuboard.catalog.project_catalog import Catalog
         with Catalog(root, "llm") as catalog, catalog.reader.connect() as conn:
             rows = conn.exec_driver_sql("SELECT name, query FROM views").all()
         assert rows == [("big lr", "lr>=1e-3")]

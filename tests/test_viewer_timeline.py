@@ -239,7 +239,7 @@ def test_page_holds_the_data_and_the_script_and_escapes_names(root, tmp_path):
 
 
 def test_at_most_limit_runs_the_newest(root):
-    from nuboard.catalog.store import Catalog
+    from nuboard.catalog.project_catalog import Catalog
     from nuboard.catalog.sync import sync
     from nuboard.web.timeline_data import SessionCache, timeline
     names = [f"r{i}" for i in range(4)]

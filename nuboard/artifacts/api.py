@@ -18,7 +18,7 @@ from nuboard.files import runjson
 from nuboard.files.layout import project_dir, resolve_root
 from nuboard.files.names import check_project
 
-from . import store
+from . import version_folders as folders
 from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
 from .listing import Progress, left_out_text, walk_files
 from .manifest import (
@@ -166,10 +166,10 @@ def _producer(producer: Any) -> dict | None:
 
 
 def _check_not_artifacts(real: Path, project_path: Path, root: Path) -> None:
-    arts = store.artifacts_dir(project_path).resolve()
+    arts = folders.artifacts_dir(project_path).resolve()
     root_real = root.resolve()
     inside = is_within(real, arts) or any(
-        p.name == store.ARTIFACTS and is_within(p, root_real) and p != root_real for p in real.parents)
+        p.name == folders.ARTIFACTS and is_within(p, root_real) and p != root_real for p in real.parents)
     if inside or is_within(arts, real):
         raise InvalidArgumentError(
             f"path {str(real)!r} is {'inside' if inside else 'a folder that contains'} an artifacts/ "
@@ -378,7 +378,7 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     else:
         base, location = "version", "files"
 
-    number, vpath = store.claim_version(project_path, name)
+    number, vpath = folders.claim_version(project_path, name)
     if not reference:
         entries = copy_files(real, single, listing, vpath / "files", source.total_bytes, progress)
     doc = {
@@ -415,20 +415,20 @@ def get_artifact(spec: str, *, project: str | None = None, dir=None) -> Artifact
     proj, name, number = parse_spec(spec, project)
     project_path = _project_path(proj, dir)
     if number is None:
-        number = store.latest_version(project_path, name)
+        number = folders.latest_version(project_path, name)
         if number is None:
-            unlinked = store.list_versions(project_path, name, unlinked=True)
+            unlinked = folders.list_versions(project_path, name, unlinked=True)
             extra = (f" ({len(unlinked)} unlinked; restore one with restore_version)" if unlinked else "")
             raise ArtifactNotFoundError(
                 f"Artifact {proj}/{name} has no versions in {project_path}{extra}. "
                 f"List them with 'nuboard artifact ls {proj}'.")
-    path = store.version_dir(project_path, name, number)
+    path = folders.version_dir(project_path, name, number)
     manifest, problem = read_manifest_checked(path)
     if manifest is None:
         label = f"{proj}/{name}:{version_label(number)}"
         if problem is not None:
             raise ArtifactNotFoundError(f"Version {label} cannot be used: {problem}.")
-        unlinked_path = store.version_dir(project_path, name, number, unlinked=True)
+        unlinked_path = folders.version_dir(project_path, name, number, unlinked=True)
         if read_manifest_checked(unlinked_path)[0] is not None:
             raise ArtifactNotFoundError(f"Version {label} is unlinked; restore it with "
                                         f"'nuboard artifact restore {label}' to use it.")
@@ -448,7 +448,7 @@ def use_artifact(spec: str, *, project: str | None = None, dir=None, stacklevel:
 
 def list_versions(project: str, name: str, *, unlinked: bool = False, dir=None) -> list[int]:
     """The complete version numbers of an artifact, oldest first."""
-    return store.list_versions(_project_path(project, dir), check_artifact_name(name), unlinked=unlinked)
+    return folders.list_versions(_project_path(project, dir), check_artifact_name(name), unlinked=unlinked)
 
 
 def version_manifests(project: str, *, unlinked: bool = False, dir=None
@@ -457,9 +457,9 @@ def version_manifests(project: str, *, unlinked: bool = False, dir=None
     unlinked ones), by name, newest first; a damaged manifest comes as None with why
     (None where it is simply missing)."""
     project_path = _project_path(project, dir)
-    for name in store.list_names(project_path, unlinked=unlinked):
-        for number in reversed(store.list_versions(project_path, name, unlinked=unlinked)):
-            doc, why = read_manifest_checked(store.version_dir(project_path, name, number,
+    for name in folders.list_names(project_path, unlinked=unlinked):
+        for number in reversed(folders.list_versions(project_path, name, unlinked=unlinked)):
+            doc, why = read_manifest_checked(folders.version_dir(project_path, name, number,
                                                                unlinked=unlinked))
             yield name, number, doc, why
 
@@ -467,7 +467,7 @@ def version_manifests(project: str, *, unlinked: bool = False, dir=None
 def get_unlinked_version(project: str, name: str, number: int, *, dir=None) -> Artifact | None:
     """The unlinked version project/name:vN, to be shown (not used), or None."""
     project_path = _project_path(project, dir)
-    path = store.version_dir(project_path, name, number, unlinked=True)
+    path = folders.version_dir(project_path, name, number, unlinked=True)
     doc = read_manifest(path)
     if doc is None:
         return None
@@ -477,7 +477,7 @@ def get_unlinked_version(project: str, name: str, number: int, *, dir=None) -> A
 
 def list_artifacts(project: str, *, unlinked: bool = False, dir=None) -> list[str]:
     """The artifact names of a project that have a (linked, or unlinked) version."""
-    return store.list_names(_project_path(project, dir), unlinked=unlinked)
+    return folders.list_names(_project_path(project, dir), unlinked=unlinked)
 
 
 def unlink_version(project: str, name: str, version: "int | str", *, dir=None) -> Path:
@@ -485,13 +485,13 @@ def unlink_version(project: str, name: str, version: "int | str", *, dir=None) -
 
     Its number is never handed out again. Returns where the folder now is.
     """
-    return store.unlink_folder(_project_path(project, dir), check_artifact_name(name),
+    return folders.unlink_folder(_project_path(project, dir), check_artifact_name(name),
                                parse_version(version), project=project)
 
 
 def restore_version(project: str, name: str, version: "int | str", *, dir=None) -> Path:
     """Bring an unlinked version back (atomic). Returns where the folder now is."""
-    return store.restore_folder(_project_path(project, dir), check_artifact_name(name),
+    return folders.restore_folder(_project_path(project, dir), check_artifact_name(name),
                                 parse_version(version), project=project)
 
 

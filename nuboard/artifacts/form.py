@@ -17,7 +17,8 @@ from typing import Iterable, NamedTuple
 from nuboard.errors import NuBoardError
 from nuboard.files.layout import project_dir
 
-from . import TYPES, SourceInfo, inspect_source, split_artifact_name, store
+from . import TYPES, SourceInfo, inspect_source, split_artifact_name
+from . import version_folders as folders
 
 # How each field is named in the messages of check_all (the flags and arguments of the command).
 FLAGS = {"target": "NAME", "path": "PATH", "store": "--ref/--copy", "type": "--type",
@@ -80,8 +81,8 @@ def check_target(text: str, root: Path) -> Target:
     except NuBoardError as exc:
         raise FieldError(str(exc)) from None
     project_path = project_dir(Path(root), project)
-    return Target(project, name, store.next_version(project_path, name),
-                  bool(store.list_versions(project_path, name)))
+    return Target(project, name, folders.next_version(project_path, name),
+                  bool(folders.list_versions(project_path, name)))
 
 
 def check_path(text: str, root: Path, project: str | None, *, reference: bool = False) -> SourceInfo:

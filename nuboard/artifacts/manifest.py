@@ -12,7 +12,7 @@ manifest.json (format 1):
 A manifest whose fields have other types (manifest_problem) is damaged: not a version.
 Written by write_manifest: indented, with one compact line per file (a million files are about
 80 MB). Hashing and copying helpers here, listing in listing.py (re-exported); the folder is
-written by store.py, the manifest last.
+written by version_folders.py, the manifest last.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every read of the run side of the catalog that the faces make (Runs table, Timeline, Charts,
 `nuboard ls`, `nuboard rm`), each one named function returning plain dicts, lists and ints.
 
-The faces hold a `Catalog` (catalog/store.py) and pass it; each function opens one reader
+The faces hold a `Catalog` (catalog/project_catalog.py) and pass it; each function opens one reader
 connection. Queries are the language of docs/query.md, compiled by catalog/query.py.
 """
 from __future__ import annotations

@@ -31,8 +31,8 @@ from nuboard.files.jsonfile import read_json
 from nuboard.files.status import heartbeat_mtime, run_lost_after
 
 from .engine import is_corruption
+from .project_catalog import Catalog
 from .run_doc import check_run_doc
-from .store import Catalog
 from .sync_artifacts import delete_run_links, run_links, sync_versions
 from .tables import config, lineage, runs, scalars, tags
 

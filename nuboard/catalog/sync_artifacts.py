@@ -23,7 +23,7 @@ from sqlalchemy import and_, delete, select, tuple_
 
 from nuboard.artifacts.manifest import MANIFEST, read_manifest_checked
 from nuboard.artifacts.names import MAX_VERSION, folder_problem, version_of_folder
-from nuboard.artifacts.store import ARTIFACTS, UNLINKED
+from nuboard.artifacts.version_folders import ARTIFACTS, UNLINKED
 from nuboard.files import layout
 from nuboard.recording.run_links import read_uses
 

@@ -31,7 +31,7 @@ class _Group(click.Group):
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:
-            if type(exc).__name__ == "NoArgsIsHelpError":     # `nuboard` alone: the help
+            if isinstance(exc, click.exceptions.NoArgsIsHelpError):     # `nuboard` alone: the help
                 exc.show()
             else:
                 click.echo(usage_line(exc), err=True)

@@ -63,5 +63,5 @@ def pick_project(root: Path, project: str | None) -> str:
 
 def open_catalog(root: Path, project: str):
     """The project's Catalog (opened, migrated), imported here so the CLI starts fast."""
-    from nuboard.catalog.store import Catalog
+    from nuboard.catalog.project_catalog import Catalog
     return Catalog(root, project)

@@ -32,7 +32,7 @@ SERIES_CAP = 1 << 18        # points buffered per scalar before add_scalar waits
 RECORD_POINTS = 1 << 16     # points per POINTS record at most
 
 
-class Series:
+class ScalarBuffer:
     """One scalar's buffer on the training thread; `group` is the Group that holds its new
     points instead, if any (its last_step is then the group's)."""
     __slots__ = ("key_id", "name", "steps", "walls", "values", "last_step", "group")
@@ -55,7 +55,7 @@ class Group:
     """
     __slots__ = ("keys", "series", "steps", "walls", "values", "last_step", "pack")
 
-    def __init__(self, keys: tuple, series: "list[Series]"):
+    def __init__(self, keys: tuple, series: "list[ScalarBuffer]"):
         self.keys = keys
         self.series = series
         self.steps = array("q")
@@ -71,7 +71,7 @@ class EventWriter:
     def __init__(self, path: Path, series: dict, meta: dict, flush_interval: float,
                  heartbeat: "Heartbeat | None" = None, groups: "dict | None" = None):
         self.path = path
-        self.series = series                   # every Series of the run, by name
+        self.series = series                   # every ScalarBuffer of the run, by name
         self.groups = {} if groups is None else groups   # every Group, by its keys
         self.flush_interval = flush_interval
         self.heartbeat = heartbeat
@@ -96,7 +96,7 @@ class EventWriter:
     def wait_for_room(self, steps: array) -> None:
         """Block until the writer has drained a full buffer (the disk is slower than logging).
 
-        `steps` is the steps array of the Series or Group that holds SERIES_CAP points.
+        `steps` is the steps array of the ScalarBuffer or Group that holds SERIES_CAP points.
         """
         if not self._thread.is_alive():
             self.drain()
@@ -108,7 +108,7 @@ class EventWriter:
                     and self._thread.is_alive() and not sigterm_pending():
                 self._drained.wait(0.5)
 
-    def form_group(self, keys: tuple, series: "list[Series]") -> Group:
+    def form_group(self, keys: tuple, series: "list[ScalarBuffer]") -> Group:
         """Make the Group of a dict shape; from now on it holds these scalars' new points."""
         with defer_sigterm, self._lock:
             group = Group(keys, series)
@@ -248,7 +248,7 @@ class EventWriter:
             pass
 
 
-def _pack_points(parts: list, s: Series, steps: array, walls: array, values: array,
+def _pack_points(parts: list, s: ScalarBuffer, steps: array, walls: array, values: array,
                  n: int, salt: int) -> None:
     """Append the records of a scalar's first n points (steps, walls, values) to parts."""
     # Each batch names its keys again: a damaged KEY record costs one batch, not a file.

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from nuboard.errors import InvalidArgumentError, InvalidTypeError, RunFinishedError
 from nuboard.eventlog.points import MAX_STEP, as_step, as_value, as_values, as_wall, step_error
-from nuboard.eventlog.writer import SERIES_CAP, EventWriter, Group, Series
+from nuboard.eventlog.writer import SERIES_CAP, EventWriter, Group, ScalarBuffer
 from nuboard.files import layout, runjson, sigterm  # runjson now: a SIGTERM handler must not import
 from nuboard.files.names import check_scalar_name
 from nuboard.files.sigterm import defer_sigterm
@@ -61,9 +61,9 @@ class Run:
         self._prefixes = dict(doc["prefixes"])
         self._timing_all_ranks = timing_all_ranks
         self._services: list = []             # the sampler and the console copy, stopped at finish
-        self._all: dict[str, Series] = {}     # every scalar's buffer: what the writer drains
+        self._all: dict[str, ScalarBuffer] = {}     # every scalar's buffer: what the writer drains
         self._series: Any = {}                # the user's scalars that no Group holds
-        self._own: dict[str, Series] = {}     # the run's own scalars (system/..., timing/...)
+        self._own: dict[str, ScalarBuffer] = {}     # the run's own scalars (system/..., timing/...)
         self._groups: Any = {}                # run.log's dict shapes: tuple of names -> Group
         self._ungrouped: set[tuple] = set()   # shapes logged scalar by scalar from now on
         self._key_ids = itertools.count()     # next() is atomic: the sampler thread opens series too
@@ -255,7 +255,7 @@ class Run:
                     self._writer.wait_for_room(s.steps)
         self.step = step
 
-    def _open_series(self, name: str, internal: bool = False) -> Series:
+    def _open_series(self, name: str, internal: bool = False) -> ScalarBuffer:
         """Check a new scalar name and give it a key id and a buffer. A scalar that a Group
         holds goes back to its own buffer, with the group's other scalars."""
         if not isinstance(self._series, dict):      # finished, or a forked child
@@ -271,7 +271,7 @@ class Run:
                 last = -1
                 if self.session > 0 and not internal:
                     last = self._earlier_last_steps().get(name, -1)
-                s = Series(next(self._key_ids), name, last)
+                s = ScalarBuffer(next(self._key_ids), name, last)
                 self._all[name] = s
             (self._own if internal else self._series)[name] = s
         return s

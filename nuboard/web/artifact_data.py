@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nuboard.artifacts.manifest import MANIFEST, file_entries
 from nuboard.artifacts.paths import resolve_location
-from nuboard.artifacts.store import version_dir
+from nuboard.artifacts.version_folders import version_dir
 from nuboard.catalog import artifact_reads
 from nuboard.files import layout
 from nuboard.files.records import display_status

@@ -106,7 +106,7 @@ class Catalogs:
         with self._lock:
             entry = self._entries.get(project)
             if entry is None:
-                from nuboard.catalog.store import Catalog
+                from nuboard.catalog.project_catalog import Catalog
                 entry = self._entries[project] = _Entry(Catalog(self.root, project))
             return entry
 

@@ -36,7 +36,7 @@ PathArg = Union[str, "os.PathLike[str]"]
 
 # -- the cache ---------------------------------------------------------------------------------
 
-class Series:
+class CachedSeries:
     """One scalar of one run and rank: steps (int64), walls and values (float64) pyarrow arrays.
 
     `first_wall` is the run's (this rank's) earliest wall time, the zero of relative time;
@@ -93,7 +93,7 @@ class _Entry:
         self.lock = threading.Lock()
         self.source: str | None = None          # "parquet" or "logs"
         self.names: list[str] = []
-        self.series: dict[str, Series] = {}
+        self.series: dict[str, CachedSeries] = {}
         self.stale: set[str] = set()
         self.first_wall: float | None = None
         self.reader: RunReader | None = None
@@ -159,7 +159,7 @@ class _Entry:
             self.reader = reader
             self.base_bytes = sum(len(s) for s in self.series.values()) * POINT_BYTES
 
-    def get(self, name: str) -> Series | None:
+    def get(self, name: str) -> CachedSeries | None:
         if self.source == "parquet":
             found = self.series.get(name)
             if found is None and name in self.offsets:
@@ -186,7 +186,7 @@ class _Entry:
         self.series[name] = series
         self.base_bytes = sum(len(s) for s in self.series.values()) * POINT_BYTES
 
-    def slice_parquet(self, name: str) -> Series:
+    def slice_parquet(self, name: str) -> CachedSeries:
         if self.columns is None:
             try:                        # a regular file only: a FIFO there never blocks
                 table = read_table(self.run_dir, self.meta)
@@ -199,7 +199,7 @@ class _Entry:
                 self.first_wall = pc.min(self.columns[1]).as_py()
         start, n = self.offsets[name]
         steps, walls, values = (c.slice(start, n) for c in self.columns)
-        return Series(name, steps, walls, values, self.first_wall, 0, "parquet")
+        return CachedSeries(name, steps, walls, values, self.first_wall, 0, "parquet")
 
 
 def _contiguous(column: pa.ChunkedArray) -> pa.Array:
@@ -211,11 +211,11 @@ class _Changed(Exception):
     """data.parquet was replaced between the check and the read, or could not be read."""
 
 
-def _series_from_scalar(name: str, scalar: Scalar, first_wall: float | None) -> Series:
+def _series_from_scalar(name: str, scalar: Scalar, first_wall: float | None) -> CachedSeries:
     steps = wrap_array(scalar.steps, pa.int64())
     walls = wrap_array(scalar.wall_times, pa.float64())
     values = wrap_array(scalar.values, pa.float64())
-    return Series(name, steps, walls, values, first_wall, len(values) * POINT_BYTES)
+    return CachedSeries(name, steps, walls, values, first_wall, len(values) * POINT_BYTES)
 
 
 def _parquet_meta(run_dir: Path, rank: int) -> bytes | None:
@@ -271,7 +271,7 @@ class SeriesCache:
                 total -= self._bytes.pop(old)
 
     def get(self, run_dir: PathArg, rank: int, name: str, *, live: bool = False,
-            x: str | None = None) -> Series | None:
+            x: str | None = None) -> CachedSeries | None:
         """One scalar of a run and rank, or None when it has no such scalar.
 
         Args:

@@ -24,7 +24,7 @@ from nuboard.artifacts.form import (
     parse_type,
 )
 from nuboard.artifacts.manifest import read_manifest
-from nuboard.artifacts.store import latest_version, version_dir
+from nuboard.artifacts.version_folders import latest_version, version_dir
 from nuboard.files import layout
 
 from .containment import OutsideError, resolve_inside
