@@ -11,7 +11,6 @@ from typing import Iterable
 
 from nuboard.files import layout
 
-from .parquet import read_parquet_if_current  # pyarrow is imported only to read one
 from .reader import RunReader, Scalar
 
 
@@ -20,6 +19,7 @@ def rank_scalars(run_dir: Path, rank: int = 0, keys: Iterable[str] | None = None
     """One rank's scalars (keys, or all): from data.parquet when it is present and was built
     from exactly the logs on disk (and `parquet` is True), else from the event logs."""
     if parquet and (run_dir / layout.PARQUET).is_file():
+        from .parquet import read_parquet_if_current  # imported (with pyarrow) when one is read
         found = read_parquet_if_current(run_dir, keys, rank)
         if found is not None:
             return found

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from nuboard.errors import InvalidArgumentError, InvalidTypeError
 from nuboard.files import layout
@@ -133,9 +132,11 @@ def _device_name(item: Any) -> str:
         "(CPU use is in the cpu group).")
 
 
-@dataclass(frozen=True)
-class InitOptions:
-    """nb.init's arguments, checked and normalized (check_init_args)."""
+class InitOptions(NamedTuple):
+    """nb.init's arguments, checked and normalized (check_init_args).
+
+    A NamedTuple, not a dataclass: `import nuboard` stays free of dataclasses (and inspect).
+    """
     project: str
     name_given: str | None       # run_name as given (None: keep a resumed run's)
     run_name: str                # the new run's name: name_given or 'run'
