@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner, Result
@@ -135,6 +136,22 @@ def invoke_cli(*args: str) -> Result:
     """Run the CLI in this process with click's CliRunner (stdout and stderr kept apart), for a
     test about what a command says rather than about the process; $NUBOARD_DIR as set now."""
     return CliRunner().invoke(main.cli, list(args), catch_exceptions=False)
+
+
+class CliResult(NamedTuple):
+    """What `run_cli` gives back: the fields of a CompletedProcess a test reads."""
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(root: Path, *args: str, env: dict | None = None) -> CliResult:
+    """Run the CLI in this process with click's CliRunner, as `cli` runs it in a child: stdin
+    empty and off the terminal, $NUBOARD_DIR=root, stdout and stderr kept apart. For a test
+    about what a command says and writes, not about the process."""
+    result = CliRunner().invoke(main.cli, list(args), env={"NUBOARD_DIR": str(root), **(env or {})},
+                                catch_exceptions=False)
+    return CliResult(result.exit_code, result.stdout, result.stderr)
 
 
 def one_line_error(proc: subprocess.CompletedProcess) -> str:

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import QUIET, cli, make_tree, one_line_error
+from helpers import QUIET, make_tree, one_line_error, run_cli
 from helpers_http import Viewer
 
 import nuboard as nb
@@ -38,9 +38,9 @@ def no_warning_and_show_exits_0(root: Path) -> None:
             warnings.simplefilter("always")
             use_artifact(spec, dir=root)
         assert [str(w.message) for w in caught] == []
-        show = cli(root, "artifact", "show", spec, "--dir", str(root))
+        show = run_cli(root, "artifact", "show", spec, "--dir", str(root))
         assert show.returncode == 0, show.stdout + show.stderr
-        verify = cli(root, "artifact", "show", spec, "--verify", "--dir", str(root))
+        verify = run_cli(root, "artifact", "show", spec, "--verify", "--dir", str(root))
         assert verify.returncode == 0 and "SHA-256 re-hashed" in verify.stdout
 
 
@@ -71,10 +71,10 @@ def test_a_changed_size_or_content_is_still_found(root):
     _, data = project_with_references(root)
     (data / "a.bin").write_bytes(b"A" * 10)             # same size, other content
     (data / "sub" / "b.bin").write_bytes(b"b")
-    show = cli(root, "artifact", "show", "datasets/corpus:v1")
+    show = run_cli(root, "artifact", "show", "datasets/corpus:v1")
     assert show.returncode == 1 and "sub/b.bin: size 20 -> 1" in show.stdout
     assert "a.bin" not in show.stdout.replace("sub/b.bin", "")
-    verify = cli(root, "artifact", "show", "datasets/corpus:v1", "--verify")
+    verify = run_cli(root, "artifact", "show", "datasets/corpus:v1", "--verify")
     assert verify.returncode == 1 and "a.bin: SHA-256 differs" in verify.stdout
 
 
@@ -83,7 +83,7 @@ def test_a_changed_size_or_content_is_still_found(root):
 def test_ref_and_copy_together_are_a_usage_error(root, tmp_path):
     src = make_tree(tmp_path / "d", {"a": b"1"})
     for flags in (["--ref", "--copy"], ["--copy", "--ref"]):
-        out = cli(root, "artifact", "add", "datasets/d", str(src), *flags, "--type", "dataset",
+        out = run_cli(root, "artifact", "add", "datasets/d", str(src), *flags, "--type", "dataset",
                   "--description", "d")
         assert out.returncode == 2
         assert "give --ref or --copy, not both" in one_line_error(out)
@@ -92,28 +92,28 @@ def test_ref_and_copy_together_are_a_usage_error(root, tmp_path):
 
 def test_messages_read_right(root, tmp_path):
     src = make_tree(tmp_path / "d", {"a": b"1"})
-    missing = cli(root, "artifact", "add", "datasets/d", str(tmp_path / "nope"), "--ref",
+    missing = run_cli(root, "artifact", "add", "datasets/d", str(tmp_path / "nope"), "--ref",
                   "--type", "dataset", "--description", "d")
     text = one_line_error(missing)
     assert missing.returncode == 1 and "does not exist" in text and ".." not in text
     assert text.endswith("nothing was written: PATH: path " + repr(str(tmp_path / "nope"))
                          + " does not exist: give an existing file or folder. "
                          "See 'nuboard artifact add --help'.")
-    assert cli(root, "artifact", "add", "datasets/d", str(src / "a"), "--ref", "--type", "dataset",
+    assert run_cli(root, "artifact", "add", "datasets/d", str(src / "a"), "--ref", "--type", "dataset",
                "--description", "d").returncode == 0
-    show = cli(root, "artifact", "show", "datasets/d:v1")
+    show = run_cli(root, "artifact", "show", "datasets/d:v1")
     assert "  check        the 1 file is there and unchanged" in show.stdout.splitlines()
-    no_version = cli(root, "artifact", "unlink", "datasets/d")
+    no_version = run_cli(root, "artifact", "unlink", "datasets/d")
     assert no_version.returncode == 1 and "'datasets/d --all'" in one_line_error(no_version)
-    assert cli(root, "artifact", "unlink", "datasets/d:v1").returncode == 0
-    again = cli(root, "artifact", "unlink", "datasets/d:v1")
+    assert run_cli(root, "artifact", "unlink", "datasets/d:v1").returncode == 0
+    again = run_cli(root, "artifact", "unlink", "datasets/d:v1")
     assert again.returncode == 1
     assert "datasets/d:v1 is already unlinked in project 'datasets'" in one_line_error(again)
-    restore = cli(root, "artifact", "restore", "datasets/d:v1")
-    twice = cli(root, "artifact", "restore", "datasets/d:v1")
+    restore = run_cli(root, "artifact", "restore", "datasets/d:v1")
+    twice = run_cli(root, "artifact", "restore", "datasets/d:v1")
     assert restore.returncode == 0 and "is not unlinked in project 'datasets'" in one_line_error(twice)
     (src / "a").unlink()
-    gone = cli(root, "artifact", "show", "datasets/d:v1")
+    gone = run_cli(root, "artifact", "show", "datasets/d:v1")
     assert gone.returncode == 1
     assert "  check        1 of 1 file missing or changed:" in gone.stdout.splitlines()
 
@@ -146,24 +146,24 @@ def damaged_project(root: Path, tmp_path: Path) -> None:
 
 def test_a_damaged_version_is_skipped_with_a_reason_and_listings_work(root, tmp_path):
     damaged_project(root, tmp_path)
-    reindex = cli(root, "reindex", "datasets")
+    reindex = run_cli(root, "reindex", "datasets")
     assert reindex.returncode == 0, reindex.stderr
     assert "nuboard reindex: skipped artifacts/corpus/v2: its manifest is damaged" in reindex.stderr
     assert ("nuboard reindex: skipped artifacts/corpus/v99999999999999999999: "
             "v99999999999999999999 is beyond") in reindex.stderr
     assert "datasets: 1 run indexed, 0 skipped, 2 artifact versions skipped" in reindex.stdout
-    ls = cli(root, "artifact", "ls", "datasets")
+    ls = run_cli(root, "artifact", "ls", "datasets")
     assert ls.returncode == 0 and "datasets/corpus" in ls.stdout and " v1 " in ls.stdout
     assert "v2" not in ls.stdout and "skipped datasets/corpus:v2: its manifest is damaged" in ls.stderr
-    every = cli(root, "artifact", "ls", "--json")
+    every = run_cli(root, "artifact", "ls", "--json")
     assert every.returncode == 0 and [r["version"] for r in json.loads(every.stdout)] == [1]
-    assert cli(root, "artifact", "show", "datasets/corpus:v1").returncode == 0
-    bad = cli(root, "artifact", "show", "datasets/corpus:v2")
+    assert run_cli(root, "artifact", "show", "datasets/corpus:v1").returncode == 0
+    bad = run_cli(root, "artifact", "show", "datasets/corpus:v2")
     assert bad.returncode == 1 and "its manifest is damaged" in one_line_error(bad)
-    huge = cli(root, "artifact", "show", "datasets/corpus:v99999999999999999999")
+    huge = run_cli(root, "artifact", "show", "datasets/corpus:v99999999999999999999")
     assert huge.returncode == 1 and "has version 'v99999999999999999999'" in one_line_error(huge)
-    assert cli(root, "ls").returncode == 0
-    assert cli(root, "ls", "datasets").returncode == 0
+    assert run_cli(root, "ls").returncode == 0
+    assert run_cli(root, "ls", "datasets").returncode == 0
     with pytest.raises(ArtifactNotFoundError, match="its manifest is damaged"):
         use_artifact("datasets/corpus:latest")
 
