@@ -1,7 +1,9 @@
 """The command line around runs: ls, rm, sql, reindex, run for real in child processes.
 
-Run folders are written by the real API in child processes; the CLI runs as
-`python -m nuboard.cli.main` with pipes, and in a real terminal (a pty) where a terminal matters.
+Run folders are written by the real API in child processes. The CLI runs in this process with
+click's CliRunner (helpers.run_cli) where what it prints is the point; as `python -m
+nuboard.cli.main` with pipes where the process is (exit codes and usage lines of the real
+program, a traceback under --debug, $TZ); and in a real terminal (a pty) where a terminal matters.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import QUIET_ARGS, child_env, cli, make_runs, one_line_error, run_child, start_child
+from helpers import QUIET_ARGS, child_env, cli, make_runs, one_line_error, run_child, run_cli, start_child
 
 from nuboard.cli import formats
 
@@ -139,7 +141,7 @@ def test_ls_in_a_pipe_is_plain_aligned_text_newest_first_with_lost(listing):
 
 
 def test_ls_json_gives_every_field_of_every_project(listing):
-    out = cli(listing["root"], "ls", "--json")
+    out = run_cli(listing["root"], "ls", "--json")
     assert out.returncode == 0, out.stderr
     records = json.loads(out.stdout)
     assert [r["id"] for r in records][:1] == [listing["nested"]]      # the newest, nested project
@@ -156,7 +158,7 @@ def test_ls_json_gives_every_field_of_every_project(listing):
 
 
 def test_ls_csv_has_a_header_and_one_row_per_run(listing):
-    out = cli(listing["root"], "ls", "llm", "--csv")
+    out = run_cli(listing["root"], "ls", "llm", "--csv")
     assert out.returncode == 0, out.stderr
     rows = list(csv.DictReader(io.StringIO(out.stdout)))
     assert out.stdout.splitlines()[0] == ",".join(formats.RUN_FIELDS)
@@ -171,19 +173,19 @@ def test_ls_csv_has_a_header_and_one_row_per_run(listing):
     ("-tag:big name:*-*", ["lost", "base"]),
 ])
 def test_ls_query_filters(listing, query, expected):
-    out = cli(listing["root"], "ls", "llm", "--query", query, "--json")
+    out = run_cli(listing["root"], "ls", "llm", "--query", query, "--json")
     assert out.returncode == 0, out.stderr
     assert [r["id"] for r in json.loads(out.stdout)] == [listing[k] for k in expected]
 
 
 def test_ls_limit_keeps_the_newest(listing):
-    out = cli(listing["root"], "ls", "--limit", "2", "--json")
+    out = run_cli(listing["root"], "ls", "--limit", "2", "--json")
     assert out.returncode == 0, out.stderr
     assert [r["id"] for r in json.loads(out.stdout)] == [listing["nested"], listing["lost"]]
 
 
 def test_a_bad_query_is_a_usage_error_naming_the_column(listing):
-    out = cli(listing["root"], "ls", "llm", "--query", "tag:")
+    out = run_cli(listing["root"], "ls", "llm", "--query", "tag:")
     assert out.returncode == 2
     err = one_line_error(out)
     assert "expected a tag after 'tag:' at column 5" in err and "--query" in err
@@ -194,7 +196,7 @@ def test_a_bad_query_is_a_usage_error_naming_the_column(listing):
                                    "tag:\"baseline' OR 1=1; DELETE FROM tags; --\""])
 def test_sql_injection_through_ls_query_changes_nothing(listing, query):
     before = catalog_rows(listing["root"], "llm", "SELECT count(*) FROM runs")[0][0]
-    out = cli(listing["root"], "ls", "llm", "--query", query, "--json")
+    out = run_cli(listing["root"], "ls", "llm", "--query", query, "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == []
     assert catalog_rows(listing["root"], "llm", "SELECT count(*) FROM runs")[0][0] == before == 3
@@ -246,13 +248,13 @@ def test_every_command_has_help_with_an_example(listing):
 
 def test_sql_select_as_text_and_json(listing):
     root = listing["root"]
-    out = cli(root, "sql", "SELECT name, status FROM runs ORDER BY name", "--project", "llm")
+    out = run_cli(root, "sql", "SELECT name, status FROM runs ORDER BY name", "--project", "llm")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0].split() == ["name", "status"]
     assert [line.split() for line in lines[1:]] == [["base-1", "finished"], ["big-2", "finished"],
                                                     ["lost-3", "running"]]
-    out = cli(root, "sql", "SELECT r.name, s.last FROM runs r JOIN scalars s ON s.run = r.id "
+    out = run_cli(root, "sql", "SELECT r.name, s.last FROM runs r JOIN scalars s ON s.run = r.id "
              "WHERE s.name = 'train/loss' ORDER BY r.name", "--project", "llm", "--json")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [{"name": "base-1", "last": 0.5}, {"name": "big-2", "last": 0.5}]
@@ -275,7 +277,7 @@ def test_sql_cannot_write(listing, statement, tmp_path):
 
 
 def test_sql_needs_a_project_when_there_are_several(listing):
-    out = cli(listing["root"], "sql", "SELECT 1")
+    out = run_cli(listing["root"], "sql", "SELECT 1")
     assert out.returncode == 1
     assert "--project" in one_line_error(out)
 
@@ -285,18 +287,18 @@ def test_sql_needs_a_project_when_there_are_several(listing):
 def test_rm_asks_removes_and_refuses_unknown_ids(root):
     keep, gone = make_runs(root, "p", [{"run_name": "keep"}, {"run_name": "gone"}])
     runs = root / "p" / "runs"
-    assert cli(root, "ls", "p").returncode == 0                      # index them
-    out = cli(root, "rm", gone, "--project", "p")                    # stdin is not a terminal
+    assert run_cli(root, "ls", "p").returncode == 0                      # index them
+    out = run_cli(root, "rm", gone, "--project", "p")                    # stdin is not a terminal
     assert out.returncode == 1
     assert "--yes" in one_line_error(out)
     assert (runs / gone).is_dir()
-    out = cli(root, "rm", gone, "no-such-run", "--yes")             # one unknown: nothing goes
+    out = run_cli(root, "rm", gone, "no-such-run", "--yes")             # one unknown: nothing goes
     assert out.returncode == 1
     assert "'no-such-run' not found" in one_line_error(out)
     assert (runs / gone).is_dir()
-    out = cli(root, "rm", "../p", "--yes")
+    out = run_cli(root, "rm", "../p", "--yes")
     assert out.returncode == 1 and "safe folder name" in one_line_error(out)
-    out = cli(root, "rm", gone, "--yes")
+    out = run_cli(root, "rm", gone, "--yes")
     assert out.returncode == 0, out.stderr
     assert f"Removed p/{gone}" in out.stdout
     assert not (runs / gone).exists() and (runs / keep).is_dir()
@@ -308,11 +310,11 @@ def test_rm_asks_removes_and_refuses_unknown_ids(root):
 def test_rm_keeps_a_live_run_unless_forced(root):
     child, run_id = start_running(root, "p", "alive")
     try:
-        out = cli(root, "rm", run_id, "--yes")
+        out = run_cli(root, "rm", run_id, "--yes")
         assert out.returncode == 1
         assert "still running" in one_line_error(out)
         assert (root / "p" / "runs" / run_id).is_dir()
-        out = cli(root, "rm", run_id, "--yes", "--force")
+        out = run_cli(root, "rm", run_id, "--yes", "--force")
         assert out.returncode == 0, out.stderr
         assert not (root / "p" / "runs" / run_id).exists()
     finally:
@@ -340,11 +342,11 @@ def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(roo
             old = time.time() - age
             os.utime(folder / "heartbeat", (old, old))
             assert run_status(folder) == status, age
-            (listed,) = json.loads(cli(root, "ls", "p", "--json").stdout)   # the catalog agrees
+            (listed,) = json.loads(run_cli(root, "ls", "p", "--json").stdout)   # the catalog agrees
             assert listed["status"] == status, age
-            lost = json.loads(cli(root, "ls", "p", "--json", "--query", "status:lost").stdout)
+            lost = json.loads(run_cli(root, "ls", "p", "--json", "--query", "status:lost").stdout)
             assert [r["id"] for r in lost] == ([run_id] if status == "lost" else []), age
-            out = cli(root, "rm", run_id, "--yes")
+            out = run_cli(root, "rm", run_id, "--yes")
             assert out.returncode == 1, out.stdout
             assert "still running" in one_line_error(out)
             assert folder.is_dir()
@@ -354,7 +356,7 @@ def test_a_live_run_with_a_long_heartbeat_interval_is_never_lost_nor_removed(roo
         child.wait()
         child.stdout.close()
         child.stderr.close()
-    out = cli(root, "rm", run_id, "--yes")              # its process is gone: lost, removable
+    out = run_cli(root, "rm", run_id, "--yes")              # its process is gone: lost, removable
     assert out.returncode == 0, out.stderr
     assert not folder.exists()
 
@@ -367,7 +369,7 @@ def test_a_heartbeat_from_another_host_or_a_dead_pid_does_not_keep_a_lost_run(ro
     beat_path.write_text(json.dumps(beat))
     old = time.time() - 180
     os.utime(beat_path, (old, old))
-    out = cli(root, "rm", run_id, "--yes")
+    out = run_cli(root, "rm", run_id, "--yes")
     assert out.returncode == 0, out.stderr
 
 
@@ -377,10 +379,10 @@ def test_rm_of_a_referenced_run_names_the_unlink_commands_to_paste(root, tmp_pat
     files.mkdir()
     (files / "best.pt").write_bytes(b"best")
     for name in ("best", "last"):
-        add = cli(root, "artifact", "add", f"p/{name}", str(files / "best.pt"), "--ref", "--type",
+        add = run_cli(root, "artifact", "add", f"p/{name}", str(files / "best.pt"), "--ref", "--type",
                  "checkpoint", "--description", name)
         assert add.returncode == 0, add.stderr
-    out = cli(root, "rm", run_id, "--yes")
+    out = run_cli(root, "rm", run_id, "--yes")
     assert out.returncode == 1
     line = one_line_error(out)
     commands = line.split("Unlink those versions first (")[1].split("), or pass --force")[0]
@@ -394,7 +396,7 @@ def test_rm_of_a_referenced_run_names_the_unlink_commands_to_paste(root, tmp_pat
     pasted = subprocess.run(["bash", "-c", commands], env=env, capture_output=True, text=True,
                             timeout=120)
     assert pasted.returncode == 0, pasted.stderr
-    out = cli(root, "rm", run_id, "--yes")
+    out = run_cli(root, "rm", run_id, "--yes")
     assert out.returncode == 0, out.stderr
 
 
@@ -423,7 +425,7 @@ def skip_lines(stderr: str, command: str) -> dict[str, str]:
 def test_reindex_prints_the_runs_indexed_and_one_line_per_skipped_run(root):
     (good,) = make_runs(root, "p", [{"run_name": "good"}])
     bad = make_damaged(root, "p")
-    out = cli(root, "reindex")
+    out = run_cli(root, "reindex")
     assert out.returncode == 0, out.stderr
     assert ANSI not in out.stdout + out.stderr
     assert out.stdout.splitlines() == ["p: 1 run indexed, 2 skipped"]
@@ -436,8 +438,8 @@ def test_reindex_prints_the_runs_indexed_and_one_line_per_skipped_run(root):
 
 def test_reindex_of_an_indexed_project_counts_every_run_it_indexed_again(root):
     make_runs(root, "p", [{"run_name": f"r{i}"} for i in range(3)])
-    assert cli(root, "ls", "p").returncode == 0                      # the catalog knows them
-    out = cli(root, "reindex", "p")
+    assert run_cli(root, "ls", "p").returncode == 0                      # the catalog knows them
+    out = run_cli(root, "reindex", "p")
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["p: 3 runs indexed, 0 skipped"]     # not "0 runs added"
 
@@ -448,7 +450,7 @@ def test_ls_lists_the_good_runs_and_reports_each_damaged_one_on_stderr(root, fmt
     bad = make_damaged(root, "p")
     for args in (["ls", "p", *fmt], ["ls", *fmt]):              # twice: each ls reports them
         for _ in range(2):
-            out = cli(root, *args)
+            out = run_cli(root, *args)
             assert out.returncode == 0, out.stderr
             assert good in out.stdout and "broken00" not in out.stdout
             if fmt == ["--json"]:
