@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nuboard.artifacts.names import version_of_folder
 from nuboard.files import layout, runjson
 from nuboard.files.jsonfile import read_json, write_json_atomic
 
@@ -87,7 +88,8 @@ def read_uses(project_path: Path) -> list[dict]:
         except OSError:
             continue
         for label in labels:
-            if not label.startswith("v") or not label[1:].isdigit():
+            number = version_of_folder(label)
+            if number is None:
                 continue
             try:
                 notes = os.listdir(base / name / label)
@@ -102,7 +104,7 @@ def read_uses(project_path: Path) -> list[dict]:
                     continue
                 if isinstance(doc, dict) and isinstance(doc.get("project"), str) \
                         and isinstance(doc.get("run_id"), str):
-                    found.append({"name": name, "version": int(label[1:]),
+                    found.append({"name": name, "version": number,
                                   "project": doc["project"], "run_id": doc["run_id"]})
     return found
 
