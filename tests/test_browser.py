@@ -5,38 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from helpers import REPO, child_env
+from helpers_browser import serve, shot, shutdown, watch_errors
 
 pytestmark = pytest.mark.browser
-SHOTS = REPO / "test-screenshots"
 XSS = "<script>alert(1)</script>"
 ATTR = '"><img src=x onerror=alert(2)>'
-
-
-def serve(root: Path, *args: str):
-    proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", "up", str(root),
-                             "--port", "0", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=child_env())
-    line = proc.stdout.readline()
-    match = re.search(r"at (http://\S+)/", line)
-    if match is None:
-        proc.kill()
-        raise AssertionError(f"nuboard up printed {line!r}: {proc.stderr.read()}")
-    return proc, match.group(1)
-
-
-def shutdown(proc) -> None:
-    proc.send_signal(signal.SIGINT)
-    try:
-        proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 @pytest.fixture(scope="module")
@@ -48,18 +23,6 @@ def demo(tmp_path_factory):
     proc, url = serve(root)
     yield {"root": root, "url": url, "runs": written.runs}
     shutdown(proc)
-
-
-def shot(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
-def watch_errors(page) -> list[str]:
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("dialog", lambda dialog: (errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
-    return errors
 
 
 def row_names(page) -> list[str]:

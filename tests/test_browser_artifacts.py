@@ -19,9 +19,8 @@ from types import SimpleNamespace
 
 import pytest
 from helpers import child_env, make_tree
+from helpers_browser import SHOTS, serve, shot, shutdown, watch_errors
 from playwright.sync_api import expect
-
-from tests.test_browser import SHOTS, serve, shot, shutdown, watch_errors
 
 pytestmark = pytest.mark.browser
 

@@ -6,9 +6,9 @@ import time
 
 import pytest
 from helpers import QUIET
+from helpers_browser import serve, shot, shutdown, watch_errors
 
 import nuboard as nb
-from tests.test_browser import serve, shot, shutdown, watch_errors
 
 pytestmark = pytest.mark.browser
 
