@@ -6,7 +6,9 @@ compiler is `nuboard.catalog.query`. docs/query.md is the user's reference; keep
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Union
 
@@ -23,6 +25,10 @@ TEXT_FIELDS = {"tag": "a tag", "name": "a name", "group": "a group", "host": "a 
                "status": "one of " + ", ".join(STATUSES)}
 DATE_FIELDS = ("created", "ended")
 DATE_NOUN = "a date like 2026-10-01, a time like 2026-10-01T12:00 or an age like 7d"
+FIELDS = (*TEXT_FIELDS, *DATE_FIELDS)
+ALIASES = {"started": "created", "start": "created", "date": "created", "time": "created",
+           "end": "ended", "finished": "ended", "tags": "tag", "state": "status",
+           "groups": "group", "run": "name"}   # keys people type for a field
 OPERATORS = ("!=", "<=", ">=", "==", "<", ">", "=", ":")      # longest first
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?Z?")
@@ -407,3 +413,76 @@ def _check_levels(node: Node, depth: int) -> None:
                                    "AND and OR", node.column)
         for term in node.terms:
             _check_levels(term, depth)
+
+
+# ---- warnings: keys no run has ----
+
+def compared(node: Node) -> Iterator[Compare]:
+    """The comparisons of config values and scalars in the tree, in the order written."""
+    if isinstance(node, Compare):
+        yield node
+    elif isinstance(node, Not):
+        yield from compared(node.term)
+    elif isinstance(node, (And, Or)):
+        for term in node.terms:
+            yield from compared(term)
+
+
+def is_known(term: Compare, config: Collection[str], scalar: Collection[str]) -> bool:
+    """Whether some run has the key the comparison reads (a config key, a scalar, either)."""
+    if term.source == "config":
+        return term.key in config
+    if term.source == "scalar":
+        return term.key in scalar
+    return term.key in config or term.key in scalar
+
+
+def nearest_key(term: Compare, config: Collection[str], scalar: Collection[str]) -> str | None:
+    """The known key the comparison most likely meant, written as a query writes it: a field
+    it is another name for ('started' -> created), a key it ends or that ends it ('lr' ->
+    optimizer.lr, 'optimizer.lr' -> lr; the shortest, config keys before scalars), else the
+    closest spelling (difflib) of the whole key, else of its last part ('los' -> eval/loss),
+    else None."""
+    key = term.key
+    if term.source == "either" and key.lower() in ALIASES:
+        return ALIASES[key.lower()]
+    groups = {"config": [sorted(config)], "scalar": [sorted(scalar)],
+              "either": [sorted(config), sorted(scalar), list(FIELDS)]}[term.source]
+    lowered = key.lower()
+    for names in groups:
+        ends = [n for n in names if n.lower() != lowered
+                and (n.lower().endswith(("." + lowered, "/" + lowered))
+                     or lowered.endswith(("." + n.lower(), "/" + n.lower())))]
+        same = [n for n in names if n.lower() == lowered]
+        if same or ends:
+            return _written(term, min(same or ends, key=len))
+    everything = [n for names in groups for n in names]
+    close = difflib.get_close_matches(key, everything, n=1, cutoff=0.6)
+    if close:
+        return _written(term, close[0])
+    last = {}                                  # 'los' -> train/loss, by the name's last part
+    for n in everything:
+        last.setdefault(re.split(r"[./]", n)[-1], n)
+    close = difflib.get_close_matches(key, list(last), n=1, cutoff=0.6)
+    return _written(term, last[close[0]]) if close else None
+
+
+def _written(term: Compare, key: str) -> str:
+    return "config." + key if term.source == "config" else key
+
+
+def key_warnings(node: Node, config: Collection[str], scalar: Collection[str]) -> list[str]:
+    """One line for each key the query compares that no run has, naming the nearest known key:
+    "unknown key 'lr' — did you mean optimizer.lr?". The query still runs; such a term matches
+    no run (a negated one, every run)."""
+    out: list[str] = []
+    for term in compared(node):
+        if is_known(term, config, scalar):
+            continue
+        written = _written(term, term.key)
+        near = nearest_key(term, config, scalar)
+        line = (f"unknown key {written!r} — did you mean {near}?" if near else
+                f"unknown key {written!r} — no run has a config key or scalar of that name")
+        if line not in out:
+            out.append(line)
+    return out

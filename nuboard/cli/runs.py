@@ -86,7 +86,8 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
 
     Without PROJECT, the runs of every project under the folder. The catalog is brought up
     to date from the files first; a run folder it skips (damaged or half written) has a line
-    on stderr saying why. A rich table on a terminal, aligned plain text in a pipe.
+    on stderr saying why. A rich table on a terminal, aligned plain text in a pipe. A key
+    the query compares that no run has is a warning on stderr, naming the nearest known key.
 
     \b
     Example:
@@ -106,14 +107,20 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     else:
         check_root(root)
         names = find_projects(root)
+    from nuboard.catalog.query_keys import known_names, warnings_for
     from nuboard.catalog.sync import sync
     records: list[dict] = []
+    known: list[dict] = []
     for name in names:
         with open_catalog(root, name) as catalog:
             report = sync(catalog)
             records.extend(list_runs(catalog, query, limit, now))
+            if query:
+                known.append(known_names(catalog, query))
         for line in formats.skip_lines("ls", layout.runs_dir(root, name), report):
             click.echo(line, err=True)
+    for line in warnings_for(query, known) if query else ():
+        click.echo(f"nuboard ls: {line}", err=True)
     records.sort(key=lambda r: (r["start"] or "", r["id"]), reverse=True)
     if limit is not None:
         records = records[:limit]

@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
 from nuboard.catalog.query import QuerySyntaxError
+from nuboard.catalog.query_keys import completion_keys, query_warnings
 
 from . import runs_table, views
 from .context import (
@@ -66,6 +67,20 @@ def _table(project: str, state: dict) -> tuple[dict | None, str | None]:
         return None, str(exc)
 
 
+def query_notes(project: str, query: str) -> tuple[str | None, list[str]]:
+    """The query's syntax error (None when it parses) and its warnings (unknown keys)."""
+    try:
+        return None, query_warnings(catalogs().get(project), query)
+    except QuerySyntaxError as exc:
+        return str(exc), []
+
+
+@runs_page.get("/api/p/<project:project>/.query-keys")
+def query_keys(project: str):
+    """What the query box completes: fields, config keys, scalars, tag/status/group values."""
+    return {"project": project, **catalogs().remember(project, "query-keys", completion_keys)}
+
+
 def state_url(project: str, state: dict, **change) -> str:
     """The Runs page URL of a table state with some parts changed."""
     merged = dict(state, **change)
@@ -87,15 +102,20 @@ def runs(project: str):
                                    f"{project!r}.")
     state = table_args(view)
     table, error = _table(project, state)
+    query_error, warnings = query_notes(project, state["query"])
     if wants_json():
         if error is not None:
             return {"error": error, "query": state["query"], "status": 400}, 400
-        return {"project": project, "query": state["query"], **table}
-    context = {"project": project, "state": state, "table": table, "error": error,
-               "view": view, "state_url": state_url,
+        return {"project": project, "query": state["query"], "warnings": warnings, **table}
+    context = {"project": project, "state": state, "table": table,
+               "error": None if query_error else error, "query_error": query_error,
+               "warnings": warnings, "view": view, "state_url": state_url,
                "selected": view.get("runs", []) if view else []}
     if is_fragment() and request.headers.get("HX-Target") == "runs-results":
-        return render_template("_runs_results.html", **context)
+        notes = render_template("_query_notes.html", oob=True, **context)
+        if query_error:                 # the last good rows stay; the error shows by the box
+            return notes, 200, {"HX-Reswap": "none", "HX-Push-Url": "false"}
+        return render_template("_runs_results.html", **context) + notes
     context["saved_views"], context["views_note"] = views.read_views_noted(root_dir(), project)
     context["skipped"] = catalogs().skipped(project)
     context["available"] = _available(project)

@@ -13,6 +13,7 @@ import time
 from flask import Blueprint, current_app, render_template, request, url_for
 
 from nuboard.catalog.query import QuerySyntaxError
+from nuboard.catalog.query_keys import query_warnings
 
 from .context import catalogs, load_project, wants_json
 from .timeline_data import LIMIT, SessionCache
@@ -57,6 +58,7 @@ def timeline_data(project: str, query: str) -> tuple[dict | None, str | None]:
                                            version["version"])
                               if version["state"] != "missing" else None)
     data["refresh_s"] = REFRESH_S
+    data["warnings"] = query_warnings(catalogs().get(project), query)
     return data, None
 
 
@@ -70,4 +72,4 @@ def page(project: str):
             return {"error": error, "query": query, "status": 400}, 400
         return {"project": project, "query": query, **data}
     return render_template("timeline.html", project=project, query=query, data=data,
-                           error=error)
+                           error=error, warnings=data["warnings"] if data else [])
