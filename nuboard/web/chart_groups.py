@@ -1,0 +1,162 @@
+"""Grouping on the Charts page: the keys runs can be grouped by, each run's group, and one
+line per group (the mean of its runs, with their min and max) for the chart data endpoint.
+
+No Flask here: charts.py reads the catalog and the series and passes plain dicts in.
+A group line is computed from the series the endpoint would send for each run (already
+downsampled): they are put on one x grid shared by every group of the chart (each distinct
+x when there are at most `buckets` of them, else `buckets` equal bins over the x range,
+each at its middle), each run contributes the mean of its points in a bin, and the group's
+mean, min and max are taken over the runs with a value there.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from .run_colours import run_colour
+
+NONE_LABEL = "(none)"
+MAX_GROUP_KEYS = 50
+GROUP = "group"
+CONFIG = "config."
+_DOTTED = re.compile(r"[^.]+(\.[^.]+)*")
+
+
+class GroupKeyError(ValueError):
+    """A ?group= key that is neither 'group' nor 'config.<key>' (the message names it)."""
+
+
+def check_group_key(key: str) -> str:
+    """The key as given ('' for none); GroupKeyError unless 'group' or 'config.<dotted key>'."""
+    if key in ("", GROUP):
+        return key
+    if key.startswith(CONFIG) and len(key) <= 1000 and _DOTTED.fullmatch(key[len(CONFIG):]):
+        return key
+    raise GroupKeyError(f"group {key!r} is not a key runs can be grouped by: "
+                        "use 'group' or 'config.<key>', such as config.optimizer.lr.")
+
+
+def group_keys(groups: list[str | None], configs: list[dict[str, dict]]) -> list[list[str]]:
+    """The choices of ?group= for these runs, [value, label] each: ['group', 'group'] when a run
+    has a group, then the config keys whose values differ between the runs, then the others
+    (each in the order first met), at most MAX_GROUP_KEYS in all.
+
+    groups: each run's group (None or '' when none); configs: each run's config cells by key
+    ({'type', 'value_num', 'value_text'}, as run_reads.config_rows gives them).
+    """
+    out = [[GROUP, GROUP]] if any(groups) else []
+    keys: dict[str, None] = {}
+    for cells in configs:
+        keys.update(dict.fromkeys(cells))
+    differ, same = [], []
+    for key in keys:
+        values = {_cell_text(cells.get(key)) for cells in configs}
+        (differ if len(values) > 1 else same).append(key)
+    out += [[CONFIG + key, key] for key in differ + same]
+    return out[:MAX_GROUP_KEYS]
+
+
+def _cell_text(cell: dict | None) -> str | None:
+    """A config cell as the text a group is labelled with (None when the run has no such key)."""
+    if cell is None:
+        return None
+    return cell["value_text"] if cell["value_text"] is not None else cell["type"]
+
+
+def group_of(key: str, group_name: str | None, cells: dict[str, dict]) -> tuple:
+    """A run's group under this key: (value, label); (None, '(none)') for a run without it.
+
+    group_name: the run's group; cells: its config cells of this key (config_cells' shape).
+    The value is the config value itself (a number, bool, str or null); the label its text.
+    """
+    if key == GROUP:
+        return (group_name, group_name) if group_name else (None, NONE_LABEL)
+    cell = cells.get(key[len(CONFIG):])
+    if cell is None:
+        return None, NONE_LABEL
+    label = _cell_text(cell)
+    if cell["type"] == "str":
+        return cell["value_text"], label
+    try:
+        value = json.loads(cell["value_text"])
+    except (TypeError, ValueError):
+        return label, label
+    if isinstance(value, float) and not math.isfinite(value):
+        return label, label
+    return value, label
+
+
+def _group_order(group: dict) -> tuple:
+    """Numbers (and bools) by value first, then the rest by label, '(none)' last."""
+    value = group["value"]
+    if group["label"] == NONE_LABEL and value is None:
+        return (2, 0.0, "")
+    if isinstance(value, (int, float)):
+        return (0, float(value), group["label"])
+    return (1, 0.0, group["label"])
+
+
+def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> list[dict]:
+    """One line per group from the runs' series ({'run', 'x', 'y'}, as the endpoint sends them):
+    [{'value', 'label', 'colour', 'runs', 'count', 'x', 'mean', 'min', 'max'}], in order.
+
+    groups: each run's (value, label) (group_of); runs missing from it fall in '(none)'.
+    'count' is how many of the group's runs have points; mean, min and max are None at an x
+    where none of them has a finite value.
+    """
+    place, grid = _grid([s["x"] for s in series], buckets)
+    found: dict[str, dict] = {}
+    for s in series:
+        value, label = groups.get(s["run"], (None, NONE_LABEL))
+        group = found.setdefault(label, {"value": value, "label": label, "runs": [], "per_run": []})
+        if s["run"] not in group["runs"]:
+            group["runs"].append(s["run"])
+        group["per_run"].append(_bin_means(s["x"], s["y"], place))
+    return [_line(group, grid) for group in sorted(found.values(), key=_group_order)]
+
+
+def _grid(xs: list[list[float]], buckets: int):
+    """(x -> its bin, each bin's x): the distinct x when there are at most `buckets`, else
+    `buckets` equal bins over the range, each at its middle."""
+    distinct = sorted({x for one in xs for x in one})
+    if len(distinct) <= buckets:
+        where = {x: i for i, x in enumerate(distinct)}
+        return where.__getitem__, distinct
+    lo, hi = distinct[0], distinct[-1]
+    width = (hi - lo) / buckets
+    last = buckets - 1
+
+    def place(x: float) -> int:
+        return min(int((x - lo) / width), last)
+    return place, [lo + (i + 0.5) * width for i in range(buckets)]
+
+
+def _bin_means(xs: list[float], ys: list, place) -> dict[int, float | None]:
+    """One run's mean per bin of its finite values (None for a bin of only gaps)."""
+    sums: dict[int, list] = {}
+    for x, y in zip(xs, ys):
+        cell = sums.setdefault(place(x), [0.0, 0])
+        if y is not None and math.isfinite(y):
+            cell[0] += y
+            cell[1] += 1
+    return {b: (total / n if n else None) for b, (total, n) in sums.items()}
+
+
+def _line(group: dict, grid: list[float]) -> dict:
+    bins = sorted({b for per in group["per_run"] for b in per})
+    x, mean, low, high = [], [], [], []
+    for b in bins:
+        values = [v for per in group["per_run"] if (v := per.get(b)) is not None]
+        x.append(float(grid[b]))
+        if values:
+            mean.append(math.fsum(values) / len(values))
+            low.append(float(min(values)))
+            high.append(float(max(values)))
+        else:
+            mean.append(None)
+            low.append(None)
+            high.append(None)
+    return {"value": group["value"], "label": group["label"],
+            "colour": run_colour("group:" + group["label"]), "runs": group["runs"],
+            "count": len(group["runs"]), "x": x, "mean": mean, "min": low, "max": high}
