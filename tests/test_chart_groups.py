@@ -131,3 +131,13 @@ def test_chart_groups_are_in_first_logged_order_with_timing_then_system_last(roo
     names = {g["group"]: g["names"] for g in page["groups"]}
     assert names["zeta"] == ["zeta/x", "zeta/w"] and names["alpha"] == ["alpha/y", "alpha/v"]
     assert html.index("zeta/x") < html.index("alpha/y") < html.index("timing/step")
+
+
+def test_a_run_s_own_timing_prefix_goes_last_too(root):
+    with nb.init("llm", dir=root, timing_prefix="perf", **QUIET) as run:
+        with run.timer("step"):
+            run.add_scalar("zeta/x", 1.0, step=0)
+        run.add_scalar("alpha/y", 2.0, step=0)
+    with AppViewer(root) as viewer:
+        page = viewer.get(f"/api/p/llm/.charts?runs={run.id}").json()
+    assert [g["group"] for g in page["groups"]] == ["zeta", "alpha", "perf"]
