@@ -14,6 +14,9 @@ import json
 import math
 import re
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from .run_colours import run_colour
 
 NONE_LABEL = "(none)"
@@ -105,58 +108,60 @@ def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> l
     'count' is how many of the group's runs have points; mean, min and max are None at an x
     where none of them has a finite value.
     """
-    place, grid = _grid([s["x"] for s in series], buckets)
     found: dict[str, dict] = {}
     for s in series:
         value, label = groups.get(s["run"], (None, NONE_LABEL))
-        group = found.setdefault(label, {"value": value, "label": label, "runs": [], "per_run": []})
+        group = found.setdefault(label, {"value": value, "label": label, "runs": []})
         if s["run"] not in group["runs"]:
             group["runs"].append(s["run"])
-        group["per_run"].append(_bin_means(s["x"], s["y"], place))
-    return [_line(group, grid) for group in sorted(found.values(), key=_group_order)]
+    ordered = sorted(found.values(), key=_group_order)
+    index = {g["label"]: i for i, g in enumerate(ordered)}
+    lines = _aggregate(series, [index[groups.get(s["run"], (None, NONE_LABEL))[1]]
+                                for s in series], buckets)
+    return [_line(group, *lines.get(i, ([], [], [], []))) for i, group in enumerate(ordered)]
 
 
-def _grid(xs: list[list[float]], buckets: int):
-    """(x -> its bin, each bin's x): the distinct x when there are at most `buckets`, else
-    `buckets` equal bins over the range, each at its middle."""
-    distinct = sorted({x for one in xs for x in one})
-    if len(distinct) <= buckets:
-        where = {x: i for i, x in enumerate(distinct)}
-        return where.__getitem__, distinct
-    lo, hi = distinct[0], distinct[-1]
-    width = (hi - lo) / buckets
-    last = buckets - 1
+def _aggregate(series: list[dict], group_of_series: list[int], buckets: int) -> dict:
+    """{group index: (x, mean, min, max)}: each series' mean per bin of the shared grid, then
+    the mean, min and max per bin over the group's series (pyarrow's hash aggregation)."""
+    if not series:
+        return {}
+    xs = [pa.array(s["x"], pa.float64()) for s in series]
+    sizes = [len(x) for x in xs]
+    x = pa.concat_arrays(xs)
+    table = pa.table({
+        "g": pa.array([g for g, n in zip(group_of_series, sizes) for _ in range(n)], pa.int32()),
+        "member": pa.array([m for m, n in enumerate(sizes) for _ in range(n)], pa.int32()),
+        "key": x, "y": pa.concat_arrays([pa.array(s["y"], pa.float64()) for s in series])})
+    at = None
+    if len(pc.unique(x)) > buckets:                     # equal bins over the range
+        bounds = pc.min_max(x)
+        lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+        width = (hi - lo) / buckets
+        key = pc.min_element_wise(pc.cast(pc.floor(pc.divide(pc.subtract(x, lo), width)),
+                                          pa.int64()), buckets - 1)
+        table = table.set_column(2, "key", key)
 
-    def place(x: float) -> int:
-        return min(int((x - lo) / width), last)
-    return place, [lo + (i + 0.5) * width for i in range(buckets)]
+        def at(k: int) -> float:
+            return lo + (k + 0.5) * width
+    per_run = table.group_by(["g", "member", "key"]).aggregate([("y", "mean")])
+    per_bin = (per_run.group_by(["g", "key"])
+               .aggregate([("y_mean", "mean"), ("y_mean", "min"), ("y_mean", "max")])
+               .sort_by([("g", "ascending"), ("key", "ascending")]))
+    cols = {name: per_bin.column(name).to_pylist()
+            for name in ("g", "key", "y_mean_mean", "y_mean_min", "y_mean_max")}
+    out: dict[int, tuple] = {}
+    for i, g in enumerate(cols["g"]):
+        line = out.setdefault(g, ([], [], [], []))
+        k = cols["key"][i]
+        line[0].append(float(k) if at is None else at(k))
+        line[1].append(cols["y_mean_mean"][i])
+        line[2].append(cols["y_mean_min"][i])
+        line[3].append(cols["y_mean_max"][i])
+    return out
 
 
-def _bin_means(xs: list[float], ys: list, place) -> dict[int, float | None]:
-    """One run's mean per bin of its finite values (None for a bin of only gaps)."""
-    sums: dict[int, list] = {}
-    for x, y in zip(xs, ys):
-        cell = sums.setdefault(place(x), [0.0, 0])
-        if y is not None and math.isfinite(y):
-            cell[0] += y
-            cell[1] += 1
-    return {b: (total / n if n else None) for b, (total, n) in sums.items()}
-
-
-def _line(group: dict, grid: list[float]) -> dict:
-    bins = sorted({b for per in group["per_run"] for b in per})
-    x, mean, low, high = [], [], [], []
-    for b in bins:
-        values = [v for per in group["per_run"] if (v := per.get(b)) is not None]
-        x.append(float(grid[b]))
-        if values:
-            mean.append(math.fsum(values) / len(values))
-            low.append(float(min(values)))
-            high.append(float(max(values)))
-        else:
-            mean.append(None)
-            low.append(None)
-            high.append(None)
+def _line(group: dict, x: list, mean: list, low: list, high: list) -> dict:
     return {"value": group["value"], "label": group["label"],
             "colour": run_colour("group:" + group["label"]), "runs": group["runs"],
             "count": len(group["runs"]), "x": x, "mean": mean, "min": low, "max": high}
