@@ -11,6 +11,7 @@ from helpers import QUIET, write_run
 from helpers_http import AppViewer
 
 import nuboard as nb
+from nuboard.web.chart_groups import group_lines
 from nuboard.web.run_colours import rank_colour, run_colour
 
 
@@ -141,3 +142,21 @@ def test_a_run_s_own_timing_prefix_goes_last_too(root):
     with AppViewer(root) as viewer:
         page = viewer.get(f"/api/p/llm/.charts?runs={run.id}").json()
     assert [g["group"] for g in page["groups"]] == ["zeta", "alpha", "perf"]
+
+
+def test_a_series_without_points_in_range_is_left_out_of_the_line():
+    series = [{"run": "a", "x": [], "y": []}, {"run": "b", "x": [5.0, 6.0], "y": [7.0, None]}]
+    (line,) = group_lines(series, {"a": (1, "1"), "b": (1, "1")}, 100)
+    assert (line["x"], line["mean"], line["min"], line["runs"]) == (
+        [5.0, 6.0], [7.0, None], [7.0, None], ["a", "b"])
+
+
+def test_many_points_are_put_in_equal_bins_shared_by_the_groups(root, make_run):
+    ids = [make_run("llm", points={"train/loss": [(i, value) for i in range(100)]},
+                    config={"k": k}).name for k, value in ((0, 1.0), (0, 3.0), (10, 10.0))]
+    with AppViewer(root) as viewer:
+        doc = chart(viewer, "llm", ids, group="config.k", buckets=10)
+    low, high = doc["groups"]
+    assert low["x"] == high["x"] == pytest.approx([9.9 * (i + 0.5) for i in range(10)])
+    assert (low["mean"], low["min"], low["max"]) == ([2.0] * 10, [1.0] * 10, [3.0] * 10)
+    assert high["mean"] == [10.0] * 10 and low["count"] == 2

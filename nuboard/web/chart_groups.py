@@ -10,6 +10,7 @@ mean, min and max are taken over the runs with a value there.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -105,7 +106,7 @@ def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> l
     [{'value', 'label', 'colour', 'runs', 'count', 'x', 'mean', 'min', 'max'}], in order.
 
     groups: each run's (value, label) (group_of); runs missing from it fall in '(none)'.
-    'count' is how many of the group's runs have points; mean, min and max are None at an x
+    'runs' are the group's runs that have this scalar, 'count' how many; mean, min and max are None at an x
     where none of them has a finite value.
     """
     found: dict[str, dict] = {}
@@ -124,17 +125,18 @@ def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> l
 def _aggregate(series: list[dict], group_of_series: list[int], buckets: int) -> dict:
     """{group index: (x, mean, min, max)}: each series' mean per bin of the shared grid, then
     the mean, min and max per bin over the group's series (pyarrow's hash aggregation)."""
-    if not series:
+    kept = [(s, g) for s, g in zip(series, group_of_series) if s["x"]]
+    if not kept:
         return {}
+    series, group_of_series = [s for s, _ in kept], [g for _, g in kept]
     xs = [pa.array(s["x"], pa.float64()) for s in series]
     sizes = [len(x) for x in xs]
     x = pa.concat_arrays(xs)
     table = pa.table({
-        "g": pa.array([g for g, n in zip(group_of_series, sizes) for _ in range(n)], pa.int32()),
-        "member": pa.array([m for m, n in enumerate(sizes) for _ in range(n)], pa.int32()),
+        "g": _repeat(group_of_series, sizes), "member": _repeat(range(len(sizes)), sizes),
         "key": x, "y": pa.concat_arrays([pa.array(s["y"], pa.float64()) for s in series])})
     at = None
-    if len(pc.unique(x)) > buckets:                     # equal bins over the range
+    if max(sizes) > buckets or len(pc.unique(x)) > buckets:      # equal bins over the range
         bounds = pc.min_max(x)
         lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
         width = (hi - lo) / buckets
@@ -159,6 +161,12 @@ def _aggregate(series: list[dict], group_of_series: list[int], buckets: int) -> 
         line[2].append(cols["y_mean_min"][i])
         line[3].append(cols["y_mean_max"][i])
     return out
+
+
+def _repeat(values, sizes: list[int]) -> pa.Array:
+    """Each value repeated its size's times, as one int32 array."""
+    ends = pa.array(list(itertools.accumulate(sizes)), pa.int32())
+    return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends, pa.array(values, pa.int32())))
 
 
 def _line(group: dict, x: list, mean: list, low: list, high: list) -> dict:
