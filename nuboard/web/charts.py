@@ -87,22 +87,24 @@ def group_names(names: list[str], system_prefix: str = "system", timing_prefix: 
 
 def system_prefix(project: str, ids: list[str]) -> str:
     """The system prefix the runs recorded in run.json (the most common; 'system' if none)."""
-    return _own_prefix(project, ids, "system")
+    return own_prefixes(project, ids)["system"]
 
 
-def _own_prefix(project: str, ids: list[str], kind: str) -> str:
-    """The runs' prefix of this kind ('system' or 'timing') in run.json: the most common one,
-    the default (the kind's name) when none is recorded."""
-    counts: dict[str, int] = {}
+def own_prefixes(project: str, ids: list[str]) -> dict[str, str]:
+    """{'system': ..., 'timing': ...}: the prefixes the runs recorded in run.json, each the most
+    common one (the default, the kind's own name, when none is recorded)."""
+    counts: dict[str, dict[str, int]] = {"system": {}, "timing": {}}
     for run_id in ids:
         try:
-            doc = read_run_doc(layout.run_dir(root_dir(), project, run_id))
-            prefix = doc["prefixes"][kind]
+            prefixes = read_run_doc(layout.run_dir(root_dir(), project, run_id))["prefixes"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if isinstance(prefix, str):
-            counts[prefix] = counts.get(prefix, 0) + 1
-    return max(counts, key=lambda p: (counts[p], p == kind)) if counts else kind
+        for kind, seen in counts.items():
+            prefix = prefixes.get(kind) if isinstance(prefixes, dict) else None
+            if isinstance(prefix, str):
+                seen[prefix] = seen.get(prefix, 0) + 1
+    return {kind: max(seen, key=lambda p: (seen[p], p == kind)) if seen else kind
+            for kind, seen in counts.items()}
 
 
 def _label(row: dict) -> str:
@@ -128,8 +130,8 @@ def page(project: str):
     missing = [r for r in ids if r not in rows]
     found = [rows[r] for r in ids if r in rows]
     names, ranks = _scalar_names(project, [r["id"] for r in found])
-    system = system_prefix(project, [r["run_id"] for r in found])
-    timing = _own_prefix(project, [r["run_id"] for r in found], "timing")
+    prefixes = own_prefixes(project, [r["run_id"] for r in found])
+    system = prefixes["system"]
     x = request.args.get("x", "step")
     if x not in X_AXES:
         abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
@@ -140,7 +142,7 @@ def page(project: str):
                                              "label": _label(r), "status": r["status"],
                                              "colour": run_colour(r["run_id"])}
                                             for r in found],
-               "missing": missing, "groups": group_names(names, system, timing), "system": system,
+               "missing": missing, "groups": group_names(names, system, prefixes["timing"]), "system": system,
                "ranks": ranks, "group": group,
                "group_keys": group_keys([r["group_name"] for r in found],
                                         [configs[r["id"]] for r in found]),
