@@ -3,10 +3,10 @@ line per group (the mean of its runs, with their min and max) for the chart data
 
 No Flask here: charts.py reads the catalog and the series and passes plain dicts in.
 A group line is computed from the series the endpoint would send for each run (already
-downsampled): they are put on one x grid shared by every group of the chart (each distinct
-x when there are at most `buckets` of them, else `buckets` equal bins over the x range,
-each at its middle), each run contributes the mean of its points in a bin, and the group's
-mean, min and max are taken over the runs with a value there.
+downsampled): they are put on one x grid shared by every group of the chart (each distinct x
+when there are at most `buckets` of them and no series holds more points, else `buckets` equal
+bins over the x range, each at its middle), each run contributes the mean of its points in a
+bin, and the group's mean, min and max are taken over the runs with a value there.
 """
 from __future__ import annotations
 
@@ -106,8 +106,8 @@ def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> l
     [{'value', 'label', 'colour', 'runs', 'count', 'x', 'mean', 'min', 'max'}], in order.
 
     groups: each run's (value, label) (group_of); runs missing from it fall in '(none)'.
-    'runs' are the group's runs that have this scalar, 'count' how many; mean, min and max are None at an x
-    where none of them has a finite value.
+    'runs' are the group's runs that have this scalar, 'count' how many; mean, min and max
+    are None at an x where none of them has a finite value.
     """
     found: dict[str, dict] = {}
     for s in series:
