@@ -55,13 +55,13 @@ def group_keys(groups: list[str | None], configs: list[dict[str, dict]]) -> list
         keys.update(dict.fromkeys(cells))
     differ, same = [], []
     for key in keys:
-        values = {_cell_text(cells.get(key)) for cells in configs}
+        values = {_cell_label(cells.get(key)) for cells in configs}
         (differ if len(values) > 1 else same).append(key)
     out += [[CONFIG + key, key] for key in differ + same]
     return out[:MAX_GROUP_KEYS]
 
 
-def _cell_text(cell: dict | None) -> str | None:
+def _cell_label(cell: dict | None) -> str | None:
     """A config cell as the text a group is labelled with (None when the run has no such key)."""
     if cell is None:
         return None
@@ -79,7 +79,7 @@ def group_of(key: str, group_name: str | None, cells: dict[str, dict]) -> tuple:
     cell = cells.get(key[len(CONFIG):])
     if cell is None:
         return None, NONE_LABEL
-    label = _cell_text(cell)
+    label = _cell_label(cell)
     if cell["type"] == "str":
         return cell["value_text"], label
     try:
