@@ -2,18 +2,22 @@
 """Benchmark of the viewer: a Runs page of 10,000 runs, charts of 12 x 100,000 and 10 M points.
 
     python3 scripts/bench_viewer.py [--runs 10000] [--steps 100000] [--big 10000000]
-                                    [--repeat 9] [--keep DIR] [--no-browser]
+                                    [--group-points 10000] [--repeat 9] [--keep DIR]
+                                    [--no-browser] [--only grouping]
 
 It writes three projects with the real API: `bench-runs` (one run copied --runs times with
 its id, name, start, tags and config patched into run.json), `bench-charts` (12 runs of
 --steps steps of train/loss, train/accuracy and, every 100 steps, val/loss) and `bench-big`
 (one run of --big points of train/loss with data.parquet, and a copy of it without, so the
-second is read from the event logs). Then it starts `nuboard up DIR --port 0` and times real
-HTTP requests over one keep-alive connection: the first request of a URL (cold) and the median
-of --repeat after it. Last, unless --no-browser, Chromium (Playwright, /usr/bin/chromium) opens
-the Charts page of the 12 runs on a fresh server and times navigation to every chart of the
-first screen drawn. Each figure is printed beside its target; a missed target says MISSED and
-the exit code stays 0 (non-zero only on an error).
+second is read from the event logs), and `bench-groups` (50 runs of 20% to 100% of
+--group-points points of train/loss, five values of config lr, ten runs each). Then it starts
+`nuboard up DIR --port 0` and times real HTTP requests over one keep-alive connection: the first
+request of a URL (cold) and the median of --repeat after it. Last, unless --no-browser, Chromium
+(Playwright, /usr/bin/chromium) opens the Charts page of the 12 runs on a fresh server and times
+navigation to every chart of the first screen drawn. --only grouping writes and times the
+grouping figure alone (the chart data of the 50 runs grouped by config.lr into 5 lines). Each
+figure is printed beside its target; a missed target says MISSED and the exit code stays 0
+(non-zero only on an error).
 """
 from __future__ import annotations
 
@@ -37,7 +41,8 @@ import time
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
-RUNS, CHARTS, BIG = "bench-runs", "bench-charts", "bench-big"
+RUNS, CHARTS, BIG, GROUPS = "bench-runs", "bench-charts", "bench-big", "bench-groups"
+GROUP_RUNS, GROUP_LINES = 50, 5
 CHART_RUNS = 12
 CHART_SCALARS = ("train/loss", "train/accuracy", "val/loss")
 TEMPLATE_SCALARS, TEMPLATE_STEPS = 20, 100
@@ -169,14 +174,47 @@ def copy_without_parquet(folder: Path) -> str:
     return run_id
 
 
+def write_group_runs(root: Path, points: int) -> list[str]:
+    """GROUP_RUNS runs of 20% to 100% of `points` steps of train/loss, config lr one of
+    GROUP_LINES values (GROUP_RUNS / GROUP_LINES runs each); their ids in order."""
+    import nuboard as nb
+    ids = []
+    for r in range(GROUP_RUNS):
+        rnd = random.Random(100 + r).random
+        lr = 1e-4 * 3 ** (r % GROUP_LINES)
+        steps = max(1, round(points * (0.2 + 0.8 * r / max(1, GROUP_RUNS - 1))))
+        with nb.init(GROUPS, dir=root, run_name=f"seed-{r:02d}", config={"lr": lr, "seed": r},
+                     tags=["groups"], system_metrics=False, capture_console=False,
+                     capture_env=False) as run:
+            add = run.add_scalar
+            for step in range(steps):
+                add("train/loss", 0.1 + 2.0 * math.exp(-step * lr / 10) + 0.1 * rnd(), step)
+        ids.append(run.id)
+    return ids
+
+
+def generate_groups(root: Path, args) -> list[str]:
+    """The `bench-groups` project written anew; its run ids."""
+    shutil.rmtree(root / GROUPS, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    ids = write_group_runs(root, args.group_points)
+    line(f"generate: {GROUP_RUNS} runs x up to {args.group_points:,} points for grouping",
+         f"{time.perf_counter() - t:.1f} s", "(no target)", True)
+    return ids
+
+
 def generate(root: Path, args) -> dict:
-    """Write the three projects under root (or reuse them); the ids the bench asks for."""
-    wanted = {"runs": args.runs, "steps": args.steps, "big": args.big, "format": 1}
+    """Write the four projects under root (or reuse them); the ids the bench asks for."""
+    if args.only == "grouping":
+        return {"groups": generate_groups(root, args)}
+    wanted = {"runs": args.runs, "steps": args.steps, "big": args.big,
+              "group_points": args.group_points, "format": 1}
     marker = root / MARKER
     if marker.is_file():
         known = json.loads(marker.read_text())
         if {k: known.get(k) for k in wanted} == wanted and all(
-                (root / p / "runs").is_dir() for p in (RUNS, CHARTS, BIG)):
+                (root / p / "runs").is_dir() for p in (RUNS, CHARTS, BIG, GROUPS)):
             print(f"reusing the projects under {str(root)!r} (written by an earlier run)")
             return known
         marker.unlink()
@@ -203,8 +241,10 @@ def generate(root: Path, args) -> dict:
     logs_id = copy_without_parquet(root / BIG / "runs" / big_id)
     line("generate: a copy of it without data.parquet", f"{time.perf_counter() - t:.1f} s",
          "(no target)", True)
+    group_ids = generate_groups(root, args)
     line("generate: in all", f"{time.perf_counter() - t0:.1f} s", "(no target)", True)
-    known = dict(wanted, charts=chart_ids, big_parquet=big_id, big_logs=logs_id)
+    known = dict(wanted, charts=chart_ids, big_parquet=big_id, big_logs=logs_id,
+                 groups=group_ids)
     marker.write_text(json.dumps(known, indent=1))
     return known
 
@@ -212,7 +252,9 @@ def generate(root: Path, args) -> dict:
 def forget_catalogs(root: Path) -> None:
     """Remove each project's catalog, so the first open builds it as a new user's would."""
     from nuboard.catalog.engine import catalog_path
-    for project in (RUNS, CHARTS, BIG):
+    for project in (RUNS, CHARTS, BIG, GROUPS):
+        if not (root / project).is_dir():
+            continue
         path, _why = catalog_path(root / project)
         if path.parent == root / project / ".nuboard":
             shutil.rmtree(path.parent, ignore_errors=True)
@@ -351,6 +393,37 @@ def sent(doc: dict) -> int:
 
 # -- the HTTP measurements ---------------------------------------------------------------------
 
+def bench_grouping(client: Client, known: dict, repeat: int) -> None:
+    """The chart data of the GROUP_RUNS runs grouped by config.lr into GROUP_LINES lines."""
+    ids = known["groups"]
+    first, _ = client.get(f"/api/p/{GROUPS}/.charts?runs={','.join(ids)}")
+    line(f"Charts page of {GROUPS}: first (catalog sync)", ms(first), "(no target)", True)
+    url = chart_url(GROUPS, "train/loss", ids, group="config.lr")
+    first, median, body = client.timed(url, repeat)
+    groups = json.loads(body).get("groups") or []
+    if [g.get("count") for g in groups] != [GROUP_RUNS // GROUP_LINES] * GROUP_LINES:
+        raise BenchError(f"grouped by config.lr: expected {GROUP_LINES} groups of "
+                         f"{GROUP_RUNS // GROUP_LINES} runs, got "
+                         f"{[(g.get('label'), g.get('count')) for g in groups]}")
+    label = f"grouping: {GROUP_RUNS} runs grouped into {GROUP_LINES} lines"
+    line(f"{label}: first", ms(first), "(no target)", True)
+    line(f"{label} (median)", ms(median), "< 300 ms", median < 0.3)
+    print(f"  ({sum(len(g['x']) for g in groups):,} points in the {GROUP_LINES} lines, "
+          f"{size(len(body))})")
+
+
+def bench_grouping_only(root: Path, known: dict, args, log: Path) -> None:
+    """--only grouping: a server of its own for the grouping figure alone."""
+    server = Server(root, log)
+    try:
+        client = Client(server.host, server.port)
+        line("server: start to first answer", ms(server.wait_ready(client)), "(no target)", True)
+        bench_grouping(client, known, args.repeat)
+        client.reset()
+    finally:
+        server.stop()
+
+
 def bench_http(root: Path, known: dict, args, log: Path) -> None:
     n, steps, big = args.runs, args.steps, args.big
     repeat = args.repeat
@@ -425,6 +498,7 @@ def bench_http(root: Path, known: dict, args, log: Path) -> None:
             doc = json.loads(body)
             line(f"  zoomed to steps {lo:,}-{hi:,}: first", ms(first), "< 1.5 s", first < 1.5)
             line("  and then (median)", ms(median), "< 1.5 s", median < 1.5)
+        bench_grouping(client, known, repeat)
         most, where = client.largest
         line("largest response body", size(most), "<= 2 MiB", most <= MAX_BODY)
         print(f"  (it was GET {where[:110]}{'...' if len(where) > 110 else ''})")
@@ -528,16 +602,21 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=10_000, help="runs of the Runs page")
     parser.add_argument("--steps", type=int, default=100_000, help="steps of each chart run")
     parser.add_argument("--big", type=int, default=10_000_000, help="points of the big run")
+    parser.add_argument("--group-points", type=int, default=10_000,
+                        help="points of the longest run of the grouping figure")
     parser.add_argument("--repeat", type=int, default=9, help="requests timed after the first")
     parser.add_argument("--keep", type=Path, default=None,
                         help="write (or reuse) the projects under this folder and keep them")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part")
+    parser.add_argument("--only", choices=("grouping",), default=None,
+                        help="write and time this figure alone")
     args = parser.parse_args()
-    if min(args.runs, args.steps, args.big, args.repeat) < 1:
-        parser.error("--runs, --steps, --big and --repeat must be at least 1")
+    if min(args.runs, args.steps, args.big, args.group_points, args.repeat) < 1:
+        parser.error("--runs, --steps, --big, --group-points and --repeat must be at least 1")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {load:.1f}; "
           f"{args.runs:,} runs; {CHART_RUNS} x {args.steps:,} steps; {args.big:,} points; "
+          f"{GROUP_RUNS} x up to {args.group_points:,} points grouped; "
           f"median of {args.repeat} after a first request")
     tmp = None
     if args.keep is None:
@@ -552,6 +631,9 @@ def main() -> int:
         forget_catalogs(root)
         log = base / "server.log"
         log.unlink(missing_ok=True)
+        if args.only == "grouping":
+            bench_grouping_only(root, known, args, log)
+            return 0
         bench_http(root, known, args, log)
         why = "--no-browser" if args.no_browser else browser_missing()
         if why:

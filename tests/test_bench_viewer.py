@@ -19,14 +19,18 @@ FIGURES = ["generate: 50 runs (one written, copied)", "generate: 12 runs x 1,000
            "zoomed to steps 400-410 (median)", "Charts page of bench-big: first (catalog sync)",
            "chart data, 20,000 points from data.parquet: first",
            "chart data, 20,000 points from event logs: first",
-           "zoomed to steps 10,000-10,200: first", "largest response body"]
+           "zoomed to steps 10,000-10,200: first",
+           "generate: 50 runs x up to 2,000 points for grouping",
+           "Charts page of bench-groups: first (catalog sync)",
+           "grouping: 50 runs grouped into 5 lines: first",
+           "grouping: 50 runs grouped into 5 lines (median)", "largest response body"]
 
 
 def test_bench_runs_scaled_down_and_prints_each_figure_with_its_target(tmp_path):
     env = child_env(TMPDIR=str(tmp_path))
     proc = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "bench_viewer.py"), "--runs", "50", "--steps",
-         "1000", "--big", "20000", "--repeat", "2", "--no-browser"],
+         "1000", "--big", "20000", "--group-points", "2000", "--repeat", "2", "--no-browser"],
         capture_output=True, text=True, timeout=300, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()

@@ -99,7 +99,7 @@ def test_cells_tags_and_column_choices(three):
     choices = run_reads.column_choices(catalog)
     assert {"lr", "layers", "opt.name"} <= set(choices["config"])
     assert choices["scalar"] == sorted(choices["scalar"]) and "eval/acc" in choices["scalar"]
-    assert run_reads.scalar_names_and_ranks(catalog, [b]) == (["eval/acc", "train/loss"], [0])
+    assert run_reads.scalar_names_and_ranks(catalog, [b]) == (["train/loss", "eval/acc"], [0])
     assert run_reads.scalar_names_and_ranks(catalog, []) == ([], [0])
     assert run_reads.last_steps(catalog, [a, b, c]) == {a: 5, b: 9}
     assert run_reads.newest_run_ids(catalog, 2) == [ids["c"], ids["b"]]

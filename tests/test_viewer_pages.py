@@ -266,7 +266,7 @@ def test_charts_page_groups_and_data(root):
         ids.append(run.id)
     with Viewer(root) as v:
         page = v.get(f"/p/llm/.charts?runs={ids[0]},{ids[1]}").text
-        assert page.index('data-name="eval/acc"') < page.index('data-name="train/loss"')
+        assert page.index('data-name="train/loss"') < page.index('data-name="eval/acc"')   # first logged
         assert page.index('data-name="train/loss"') < page.index('data-name="system/cpu/percent"')
         data = v.get(f"/api/p/llm/.chart?name=train/loss&runs={ids[0]},{ids[1]}&buckets=100").json()
         assert [s["run"] for s in data["series"]] == ids

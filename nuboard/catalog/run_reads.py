@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, NamedTuple
 
-from sqlalchemy import func, select
+from sqlalchemy import func, literal_column, select
 
 from .query import compile_query
 from .tables import artifacts, config, lineage, runs, scalars, tags, versions
@@ -19,6 +19,8 @@ NAME_LIMIT = 2000                # config keys and scalar names offered to the c
 SORTABLE = {"name": runs.c.name, "status": runs.c.status, "id": runs.c.run_id,
             "start": runs.c.created, "duration": runs.c.duration_s,
             "group": runs.c.group_name, "host": runs.c.host}
+# Rows go in (catalog/sync.py) in the order a run logged its scalars and lists its config.
+_ROWID = literal_column("rowid")
 SUMMARY_KINDS = {"scalar": scalars.c.last, "min": scalars.c.min, "max": scalars.c.max}
 
 
@@ -194,17 +196,34 @@ def column_choices(catalog) -> dict[str, list[str]]:
 
 
 def scalar_names_and_ranks(catalog, row_ids: list[int]) -> tuple[list[str], list[int]]:
-    """The scalar names these runs logged and the ranks that logged them, both sorted
+    """The scalar names these runs logged, in the order first logged (each run's names in the
+    order of its logs, the runs in the order given), and the ranks that logged them, sorted
     (ranks [0] when there are none)."""
     if not row_ids:
         return [], [0]
-    found: set[tuple[str, int]] = set()
+    found: dict[int, list[tuple[str, int]]] = {}
     with catalog.reader.connect() as conn:
         for i in range(0, len(row_ids), ID_CHUNK):
-            found.update(tuple(r) for r in conn.execute(
-                select(scalars.c.name, scalars.c.rank).distinct()
-                .where(scalars.c.run.in_(row_ids[i:i + ID_CHUNK]))))
-    return sorted({n for n, _ in found}), sorted({r for _, r in found}) or [0]
+            for run, name, rank in conn.execute(
+                    select(scalars.c.run, scalars.c.name, scalars.c.rank)
+                    .where(scalars.c.run.in_(row_ids[i:i + ID_CHUNK]))
+                    .order_by(scalars.c.run, scalars.c.rank, _ROWID)):
+                found.setdefault(run, []).append((name, rank))
+    pairs = [pair for run in row_ids for pair in found.get(run, ())]
+    return list(dict.fromkeys(n for n, _ in pairs)), sorted({r for _, r in pairs}) or [0]
+
+
+def config_rows(catalog, row_ids: list[int]) -> dict[int, dict[str, dict]]:
+    """Every flattened config value of these runs, by row id then key (in the config's own
+    order): {'type', 'value_num', 'value_text'} as the `config` table holds them."""
+    out: dict[int, dict[str, dict]] = {i: {} for i in row_ids}
+    with catalog.reader.connect() as conn:
+        for i in range(0, len(row_ids), ID_CHUNK):
+            for r in conn.execute(select(config).where(config.c.run.in_(row_ids[i:i + ID_CHUNK]))
+                                  .order_by(config.c.run, _ROWID)):
+                out[r.run][r.key] = {"type": r.type, "value_num": r.value_num,
+                                     "value_text": r.value_text}
+    return out
 
 
 def last_steps(catalog, row_ids: list[int]) -> dict[int, int]:

@@ -1,7 +1,8 @@
 """The Charts page (one chart per scalar, grouped, the system section apart) and its data.
 
 The data endpoint returns, for one scalar and several runs, each run's points downsampled on
-the server (min and max per x-bucket), for the x range asked (zoom asks again, finer).
+the server (min and max per x-bucket), for the x range asked (zoom asks again, finer); with
+?group=KEY, one line per group of runs instead (web/chart_groups.py).
 """
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from nuboard.catalog.run_doc import read_run_doc
 from nuboard.files import layout
 from nuboard.files.records import display_status
 
+from .chart_groups import GroupKeyError, check_group_key, group_keys, group_lines, group_of
 from .chartdata import series_payload
 from .context import catalogs, load_project, root_dir, series_cache, wants_json
+from .run_colours import rank_colour, run_colour
 from .views import find_view
 
 charts = Blueprint("charts", __name__)
@@ -50,7 +53,7 @@ def _run_rows(project: str, ids: list[str]) -> dict[str, dict]:
     run whose heartbeat stopped is 'lost': records.display_status)."""
     catalog = catalogs().get(project)
     now = time.time()
-    found = run_reads.runs_by_id(catalog, ids, ("id", "run_id", "name", "status",
+    found = run_reads.runs_by_id(catalog, ids, ("id", "run_id", "name", "status", "group_name",
                                                 "heartbeat_mtime", "lost_after"))
     for row in found.values():
         row["status"] = display_status(row["status"], row["heartbeat_mtime"], now, row["lost_after"])
@@ -64,38 +67,56 @@ def _newest_runs(project: str, count: int = 10) -> list[str]:
 
 
 def _scalar_names(project: str, row_ids: list[int]) -> tuple[list[str], list[int]]:
+    """The runs' scalar names in the order first logged, and their ranks."""
     catalog = catalogs().get(project)
     return run_reads.scalar_names_and_ranks(catalog, row_ids)
 
 
-def group_names(names: list[str], system_prefix: str = "system") -> list[tuple[str, list[str]]]:
-    """Charts grouped by the first name segment; the system section last."""
+def group_names(names: list[str], system_prefix: str = "system", timing_prefix: str = "timing"
+                ) -> list[tuple[str, list[str]]]:
+    """Charts grouped by the first name segment, in the order the names come (first logged);
+    the timing section, then the system section, last."""
     groups: dict[str, list[str]] = {}
     for name in names:
         head = name.split("/", 1)[0] if "/" in name else ""
         groups.setdefault(head, []).append(name)
-    order = sorted(g for g in groups if g != system_prefix)
-    if system_prefix in groups:
-        order.append(system_prefix)
+    last = [g for g in (timing_prefix, system_prefix) if g in groups]
+    order = [g for g in groups if g not in last] + list(dict.fromkeys(last))
     return [(g, groups[g]) for g in order]
 
 
 def system_prefix(project: str, ids: list[str]) -> str:
     """The system prefix the runs recorded in run.json (the most common; 'system' if none)."""
-    counts: dict[str, int] = {}
+    return own_prefixes(project, ids)["system"]
+
+
+def own_prefixes(project: str, ids: list[str]) -> dict[str, str]:
+    """{'system': ..., 'timing': ...}: the prefixes the runs recorded in run.json, each the most
+    common one (the default, the kind's own name, when none is recorded)."""
+    counts: dict[str, dict[str, int]] = {"system": {}, "timing": {}}
     for run_id in ids:
         try:
-            doc = read_run_doc(layout.run_dir(root_dir(), project, run_id))
-            prefix = doc["prefixes"]["system"]
+            prefixes = read_run_doc(layout.run_dir(root_dir(), project, run_id))["prefixes"]
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if isinstance(prefix, str):
-            counts[prefix] = counts.get(prefix, 0) + 1
-    return max(counts, key=lambda p: (counts[p], p == "system")) if counts else "system"
+        for kind, seen in counts.items():
+            prefix = prefixes.get(kind) if isinstance(prefixes, dict) else None
+            if isinstance(prefix, str):
+                seen[prefix] = seen.get(prefix, 0) + 1
+    return {kind: max(seen, key=lambda p: (seen[p], p == kind)) if seen else kind
+            for kind, seen in counts.items()}
 
 
 def _label(row: dict) -> str:
     return f"{row['name']} ({row['run_id'][-8:]})"
+
+
+def _group_key() -> str:
+    """?group=: '' (none), 'group' or 'config.<key>'; 400 naming any other key."""
+    try:
+        return check_group_key(request.args.get("group", ""))
+    except GroupKeyError as exc:
+        abort(400, description=str(exc))
 
 
 @charts.get("/p/<project:project>/.charts")
@@ -109,16 +130,22 @@ def page(project: str):
     missing = [r for r in ids if r not in rows]
     found = [rows[r] for r in ids if r in rows]
     names, ranks = _scalar_names(project, [r["id"] for r in found])
-    system = system_prefix(project, [r["run_id"] for r in found])
+    prefixes = own_prefixes(project, [r["run_id"] for r in found])
+    system = prefixes["system"]
     x = request.args.get("x", "step")
     if x not in X_AXES:
         abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
     rank = request.args.get("rank", "0")
+    group = _group_key()
+    configs = run_reads.config_rows(catalogs().get(project), [r["id"] for r in found])
     context = {"project": project, "runs": [{"id": r["run_id"], "name": r["name"],
-                                             "label": _label(r), "status": r["status"]}
+                                             "label": _label(r), "status": r["status"],
+                                             "colour": run_colour(r["run_id"])}
                                             for r in found],
-               "missing": missing, "groups": group_names(names, system), "system": system,
-               "ranks": ranks,
+               "missing": missing, "groups": group_names(names, system, prefixes["timing"]), "system": system,
+               "ranks": ranks, "group": group,
+               "group_keys": group_keys([r["group_name"] for r in found],
+                                        [configs[r["id"]] for r in found]),
                "rank": rank, "x": x, "newest": newest,
                "live": any(r["status"] == "running" for r in found)}
     if wants_json():
@@ -162,7 +189,8 @@ def _number(name: str) -> float | None:
 
 @charts.get("/api/p/<project:project>/.chart")
 def data(project: str):
-    """One scalar of several runs: {'name', 'x', 'series': [{run, rank, label, x, y, ...}]}."""
+    """One scalar of several runs: {'name', 'x', 'series': [{run, rank, label, colour, x, y,
+    ...}]}; with ?group=KEY, 'series' is empty and 'groups' holds one line per group."""
     name = request.args.get("name", "")
     if not name or len(name) > 1000:
         abort(400, description="name: give the scalar's name, such as train/loss.")
@@ -177,6 +205,7 @@ def data(project: str):
     except ValueError:
         abort(400, description="buckets must be a whole number.")
     buckets = max(10, min(buckets, MAX_BUCKETS))
+    group = _group_key()
     rows = _run_rows(project, ids)
     cache = series_cache()
     out = []
@@ -200,7 +229,21 @@ def data(project: str):
                 continue
             label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
             out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
-                        "live": live, **payload})
-    return {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi, "series": out,
+                        "colour": rank_colour(run_id, rank), "live": live, **payload})
+    body = {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi, "series": out,
             "live": any(rows[r]["status"] == "running" for r in ids if r in rows),
             "status": {r: rows[r]["status"] for r in ids if r in rows}}
+    if group:
+        body.update(series=[], grouped_by=group,
+                    groups=group_lines(out, _groups_of(project, group, list(rows.values())),
+                                       buckets))
+    return body
+
+
+def _groups_of(project: str, key: str, rows: list[dict]) -> dict[str, tuple]:
+    """Each run's (value, label) under the group key (chart_groups.group_of)."""
+    cells: dict[int, dict] = {}
+    if key != "group":
+        cells = run_reads.config_cells(catalogs().get(project), [r["id"] for r in rows],
+                                       [key.split(".", 1)[1]])
+    return {r["run_id"]: group_of(key, r["group_name"], cells.get(r["id"], {})) for r in rows}

@@ -1,0 +1,175 @@
+"""Grouping on the Charts page: the keys runs can be grouped by, each run's group, and one
+line per group (the mean of its runs, with their min and max) for the chart data endpoint.
+
+No Flask here: charts.py reads the catalog and the series and passes plain dicts in.
+A group line is computed from the series the endpoint would send for each run (already
+downsampled): they are put on one x grid shared by every group of the chart (each distinct x
+when there are at most `buckets` of them and no series holds more points, else `buckets` equal
+bins over the x range, each at its middle), each run contributes the mean of its points in a
+bin, and the group's mean, min and max are taken over the runs with a value there.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .run_colours import run_colour
+
+NONE_LABEL = "(none)"
+MAX_GROUP_KEYS = 50
+GROUP = "group"
+CONFIG = "config."
+_DOTTED = re.compile(r"[^.]+(\.[^.]+)*")
+
+
+class GroupKeyError(ValueError):
+    """A ?group= key that is neither 'group' nor 'config.<key>' (the message names it)."""
+
+
+def check_group_key(key: str) -> str:
+    """The key as given ('' for none); GroupKeyError unless 'group' or 'config.<dotted key>'."""
+    if key in ("", GROUP):
+        return key
+    if key.startswith(CONFIG) and len(key) <= 1000 and _DOTTED.fullmatch(key[len(CONFIG):]):
+        return key
+    raise GroupKeyError(f"group {key!r} is not a key runs can be grouped by: "
+                        "use 'group' or 'config.<key>', such as config.optimizer.lr.")
+
+
+def group_keys(groups: list[str | None], configs: list[dict[str, dict]]) -> list[list[str]]:
+    """The choices of ?group= for these runs, [value, label] each: ['group', 'group'] when a run
+    has a group, then the config keys whose values differ between the runs, then the others
+    (each in the order first met), at most MAX_GROUP_KEYS in all.
+
+    groups: each run's group (None or '' when none); configs: each run's config cells by key
+    ({'type', 'value_num', 'value_text'}, as run_reads.config_rows gives them).
+    """
+    out = [[GROUP, GROUP]] if any(groups) else []
+    keys: dict[str, None] = {}
+    for cells in configs:
+        keys.update(dict.fromkeys(cells))
+    differ, same = [], []
+    for key in keys:
+        values = {_cell_label(cells.get(key)) for cells in configs}
+        (differ if len(values) > 1 else same).append(key)
+    out += [[CONFIG + key, key] for key in differ + same]
+    return out[:MAX_GROUP_KEYS]
+
+
+def _cell_label(cell: dict | None) -> str | None:
+    """A config cell as the text a group is labelled with (None when the run has no such key)."""
+    if cell is None:
+        return None
+    return cell["value_text"] if cell["value_text"] is not None else cell["type"]
+
+
+def group_of(key: str, group_name: str | None, cells: dict[str, dict]) -> tuple:
+    """A run's group under this key: (value, label); (None, '(none)') for a run without it.
+
+    group_name: the run's group; cells: its config cells of this key (config_cells' shape).
+    The value is the config value itself (a number, bool, str or null); the label its text.
+    """
+    if key == GROUP:
+        return (group_name, group_name) if group_name else (None, NONE_LABEL)
+    cell = cells.get(key[len(CONFIG):])
+    if cell is None:
+        return None, NONE_LABEL
+    label = _cell_label(cell)
+    if cell["type"] == "str":
+        return cell["value_text"], label
+    try:
+        value = json.loads(cell["value_text"])
+    except (TypeError, ValueError):
+        return label, label
+    if isinstance(value, float) and not math.isfinite(value):
+        return label, label
+    return value, label
+
+
+def _group_order(group: dict) -> tuple:
+    """Numbers (and bools) by value first, then the rest by label, '(none)' last."""
+    value = group["value"]
+    if group["label"] == NONE_LABEL and value is None:
+        return (2, 0.0, "")
+    if isinstance(value, (int, float)):
+        return (0, float(value), group["label"])
+    return (1, 0.0, group["label"])
+
+
+def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> list[dict]:
+    """One line per group from the runs' series ({'run', 'x', 'y'}, as the endpoint sends them):
+    [{'value', 'label', 'colour', 'runs', 'count', 'x', 'mean', 'min', 'max'}], in order.
+
+    groups: each run's (value, label) (group_of); runs missing from it fall in '(none)'.
+    'runs' are the group's runs that have this scalar, 'count' how many; mean, min and max
+    are None at an x where none of them has a finite value.
+    """
+    found: dict[str, dict] = {}
+    for s in series:
+        value, label = groups.get(s["run"], (None, NONE_LABEL))
+        group = found.setdefault(label, {"value": value, "label": label, "runs": []})
+        if s["run"] not in group["runs"]:
+            group["runs"].append(s["run"])
+    ordered = sorted(found.values(), key=_group_order)
+    index = {g["label"]: i for i, g in enumerate(ordered)}
+    lines = _aggregate(series, [index[groups.get(s["run"], (None, NONE_LABEL))[1]]
+                                for s in series], buckets)
+    return [_line(group, *lines.get(i, ([], [], [], []))) for i, group in enumerate(ordered)]
+
+
+def _aggregate(series: list[dict], group_of_series: list[int], buckets: int) -> dict:
+    """{group index: (x, mean, min, max)}: each series' mean per bin of the shared grid, then
+    the mean, min and max per bin over the group's series (pyarrow's hash aggregation)."""
+    kept = [(s, g) for s, g in zip(series, group_of_series) if s["x"]]
+    if not kept:
+        return {}
+    series, group_of_series = [s for s, _ in kept], [g for _, g in kept]
+    xs = [pa.array(s["x"], pa.float64()) for s in series]
+    sizes = [len(x) for x in xs]
+    x = pa.concat_arrays(xs)
+    table = pa.table({
+        "g": _repeat(group_of_series, sizes), "member": _repeat(range(len(sizes)), sizes),
+        "key": x, "y": pa.concat_arrays([pa.array(s["y"], pa.float64()) for s in series])})
+    at = None
+    if max(sizes) > buckets or len(pc.unique(x)) > buckets:      # equal bins over the range
+        bounds = pc.min_max(x)
+        lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+        width = (hi - lo) / buckets
+        key = pc.min_element_wise(pc.cast(pc.floor(pc.divide(pc.subtract(x, lo), width)),
+                                          pa.int64()), buckets - 1)
+        table = table.set_column(2, "key", key)
+
+        def at(k: int) -> float:
+            return lo + (k + 0.5) * width
+    per_run = table.group_by(["g", "member", "key"]).aggregate([("y", "mean")])
+    per_bin = (per_run.group_by(["g", "key"])
+               .aggregate([("y_mean", "mean"), ("y_mean", "min"), ("y_mean", "max")])
+               .sort_by([("g", "ascending"), ("key", "ascending")]))
+    cols = {name: per_bin.column(name).to_pylist()
+            for name in ("g", "key", "y_mean_mean", "y_mean_min", "y_mean_max")}
+    out: dict[int, tuple] = {}
+    for i, g in enumerate(cols["g"]):
+        line = out.setdefault(g, ([], [], [], []))
+        k = cols["key"][i]
+        line[0].append(float(k) if at is None else at(k))
+        line[1].append(cols["y_mean_mean"][i])
+        line[2].append(cols["y_mean_min"][i])
+        line[3].append(cols["y_mean_max"][i])
+    return out
+
+
+def _repeat(values, sizes: list[int]) -> pa.Array:
+    """Each value repeated its size's times, as one int32 array."""
+    ends = pa.array(list(itertools.accumulate(sizes)), pa.int32())
+    return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends, pa.array(values, pa.int32())))
+
+
+def _line(group: dict, x: list, mean: list, low: list, high: list) -> dict:
+    return {"value": group["value"], "label": group["label"],
+            "colour": run_colour("group:" + group["label"]), "runs": group["runs"],
+            "count": len(group["runs"]), "x": x, "mean": mean, "min": low, "max": high}
