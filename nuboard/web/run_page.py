@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
 
+from nuboard.catalog.run_reads import run_scalar_rows
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 from nuboard.files.edits import EditConflictError, edit_notes
@@ -15,11 +16,13 @@ from .context import (
     heartbeat_watch,
     is_fragment,
     load_project,
+    project_catalog,
     root_dir,
     tab_overview,
     wants_json,
 )
 from .run_details import RunMissing, RunUnreadable, run_overview
+from .run_results import scalar_results
 from .timeline_data import produced_versions
 
 run_page = Blueprint("run", __name__)
@@ -37,6 +40,9 @@ def overview(project: str, run_id: str) -> dict:
     except RunUnreadable as exc:
         abort(422, description=str(exc))
     run["outputs"] = with_made_versions(run["outputs"], made_versions(project, run_id))
+    run["results"] = scalar_results(layout.run_dir(root_dir(), project, run_id),
+                                    run_scalar_rows(project_catalog(), run_id),
+                                    run["prefixes"])
     return run
 
 
