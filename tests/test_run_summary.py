@@ -203,3 +203,13 @@ def test_a_run_without_scalars_says_so(root, make_run):
     folder = make_run("llm")
     with Viewer(root) as v:
         assert "No scalars logged." in visible_text(v.get(f"/p/llm/.run/{folder.name}").text)
+
+
+def test_the_crash_line_is_text_not_markup(root):
+    with pytest.raises(ValueError):
+        with nb.init("llm", dir=root, run_name="hostile", **QUIET) as run:
+            raise ValueError('<img src=x onerror="alert(1)"> & more')
+    with Viewer(root) as v:
+        page = v.get(f"/p/llm/.run/{run.id}").text
+    assert "<img src=x" not in page
+    assert "ValueError: &lt;img src=x onerror=&#34;alert(1)&#34;&gt; &amp; more" in page
