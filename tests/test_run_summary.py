@@ -213,3 +213,17 @@ def test_the_crash_line_is_text_not_markup(root):
         page = v.get(f"/p/llm/.run/{run.id}").text
     assert "<img src=x" not in page
     assert "ValueError: &lt;img src=x onerror=&#34;alert(1)&#34;&gt; &amp; more" in page
+
+
+def test_results_without_the_catalog_come_from_the_data(root):
+    run = summary_run(root)
+    stale = [{"name": "train/loss", "last": 0.5, "min": 0.5, "max": 3.0, "count": 3,
+              "last_step": 20}]                      # synced before the last point
+    for rows in ([], stale):
+        got = run_results.scalar_results(Path(run.path), rows, {"system": "system",
+                                                                "timing": "timing"})
+        loss = {r["name"]: r for r in got["rows"]}["train/loss"]
+        assert got["steps"] is True
+        assert (loss["last"], loss["last_step"], loss["count"]) == (0.75, 30, 4)
+        assert (loss["min"], loss["min_step"], loss["max"], loss["max_step"]) == (0.123456, 10,
+                                                                                  3.0, 0)

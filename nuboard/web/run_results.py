@@ -29,10 +29,11 @@ def _step_of(points: Scalar, value: float | None) -> int | None:
 
 
 def _from_points(name: str, points: Scalar, known: dict | None) -> dict:
-    """One row from the scalar's points; the catalog's min and max, when they are among the
+    """One row from the scalar's points; the catalog's min and max, when it counted the same
     points, spare a pass in Python."""
-    lo = _finite(known.get("min")) if known else None
-    hi = _finite(known.get("max")) if known else None
+    current = known is not None and known.get("count") == len(points.values)
+    lo = _finite(known.get("min")) if current else None
+    hi = _finite(known.get("max")) if current else None
     lo_step, hi_step = _step_of(points, lo), _step_of(points, hi)
     if lo_step is None or hi_step is None:          # not synced yet, or points added since
         good = [v for v in points.values if not math.isnan(v)]
