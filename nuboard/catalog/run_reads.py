@@ -290,3 +290,16 @@ def reference_versions(catalog) -> list[dict[str, Any]]:
             .where(artifacts.c.project_id == catalog.project_id,
                    versions.c.storage == "reference", versions.c.unlinked.is_(False))
             .order_by(artifacts.c.name, versions.c.version))]
+
+
+def run_scalar_rows(catalog, run_id: str, rank: int = 0) -> list[dict]:
+    """One run's scalar summaries on `rank`, by name: {'name', 'last', 'min', 'max' (NaN
+    ignored), 'count', 'last_step'}; empty when the catalog does not hold the run."""
+    with catalog.reader.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(
+            select(scalars.c.name, scalars.c.last, scalars.c.min, scalars.c.max,
+                   scalars.c.count, scalars.c.last_step)
+            .join(runs, runs.c.id == scalars.c.run)
+            .where(runs.c.project_id == catalog.project_id, runs.c.run_id == run_id,
+                   scalars.c.rank == rank)
+            .order_by(scalars.c.name))]

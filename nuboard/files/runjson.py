@@ -25,6 +25,25 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
+ERROR_MESSAGE_LIMIT = 2000       # characters of an exception's message kept in run.json
+
+
+def error_record(exc: BaseException) -> dict:
+    """run.json's `error` of a crashed run: {'type', 'message'}, the exception as the last line
+    of its traceback names it ('ValueError', 'lr must be positive'; a class outside builtins
+    and __main__ with its module, as in 'torch.OutOfMemoryError')."""
+    cls = type(exc)
+    module = getattr(cls, "__module__", None)
+    name = getattr(cls, "__qualname__", None) or cls.__name__
+    if module not in (None, "builtins", "__main__"):
+        name = f"{module}.{name}"
+    try:
+        message = str(exc)
+    except Exception:                 # a __str__ that raises: what traceback itself prints
+        message = "<exception str() failed>"
+    return {"type": name, "message": message[:ERROR_MESSAGE_LIMIT]}
+
+
 def read_run(folder: "str | os.PathLike[str]") -> Any:
     """The run.json of a run folder; raises OSError or ValueError when missing or not JSON."""
     return read_json(Path(folder) / RUN_JSON)

@@ -400,7 +400,8 @@ class Run:
                 f"status {status!r} is not one of {', '.join(repr(s) for s in STATUSES)}.")
         self._end(status, self._compact)
 
-    def _end(self, status: str, compact: bool) -> None:
+    def _end(self, status: str, compact: bool, error: BaseException | None = None) -> None:
+        """Finish as `status`; a crash's exception, when known, goes to run.json's `error`."""
         if self._pid != os.getpid():
             return
         with defer_sigterm, self._finish_lock:   # a SIGTERM now waits for the status
@@ -417,14 +418,18 @@ class Run:
             _live.discard(self)
             if self.rank != 0:
                 return
-            self._write_end(status)
+            self._write_end(status, error)
         if compact:
             self._write_parquet()
 
-    def _write_end(self, status: str) -> None:
+    def _write_end(self, status: str, error: BaseException | None = None) -> None:
         def mark_end(doc: dict) -> None:
             doc.update(status=status, end_time=runjson.now_iso(),
                        dropped_points=doc.get("dropped_points", 0) + self._writer.dropped_points)
+            if status == "crashed" and error is not None:
+                doc["error"] = runjson.error_record(error)
+            else:                                # an earlier session's crash is over
+                doc.pop("error", None)
             self._doc = doc                      # kept even when the write then fails
 
         try:
@@ -455,7 +460,7 @@ class Run:
                 copy = getattr(service, "copy_traceback", None)
                 if copy is not None:
                     copy(exc_type, exc, tb)
-            self.finish("crashed")
+            self._end("crashed", self._compact, exc)
 
 
 class _Closed:
@@ -554,7 +559,7 @@ def _finish_at_exit() -> None:
     for run in list(_live):
         if run._pid == os.getpid():
             try:
-                run.finish(status)
+                run._end(status, run._compact, uncaught if status == "crashed" else None)
             except Exception:
                 pass
 

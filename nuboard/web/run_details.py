@@ -1,6 +1,8 @@
 """What the run details page shows, read from the run's folder (the files are the truth)."""
 from __future__ import annotations
 
+import datetime as dt
+import os
 import time
 from pathlib import Path
 
@@ -10,10 +12,14 @@ from nuboard.files import layout
 from nuboard.files.records import format_duration, parse_time, run_duration
 from nuboard.files.status import HeartbeatWatch, heartbeat_mtime, run_status
 
+from .console_text import render_console
 from .containment import open_file_inside
 from .runs_table import config_value
 
 TEXT_LIMIT = 256 * 1024
+TAIL_BYTES = 256 * 1024     # of files/output.log searched for a crash's traceback
+ERROR_CHARS = 2000          # of an exception's message shown
+TRACEBACK = "Traceback (most recent call last):"
 CONFIG_ROWS = 5000           # a config of a million keys still opens at once
 
 
@@ -51,6 +57,66 @@ def artifact_state(root: Path, ref: dict) -> str:
     if (base / ".unlinked" / folder).is_dir():
         return "unlinked"
     return "missing"
+
+
+def recorded_error(doc: dict) -> dict | None:
+    """run.json's `error` of a crashed run ({'type', 'message'}), when it is well formed."""
+    error = doc.get("error")
+    if (isinstance(error, dict) and isinstance(error.get("type"), str)
+            and isinstance(error.get("message"), str)):
+        return {"type": error["type"][:300], "message": error["message"][:ERROR_CHARS]}
+    return None
+
+
+def console_error(folder: Path) -> dict | None:
+    """The exception line of the last traceback in files/output.log (its last TAIL_BYTES):
+    what a run that crashed before run.json recorded `error` shows instead."""
+    fh = open_file_inside(folder, f"{layout.FILES}/output.log")
+    if fh is None:
+        return None
+    try:
+        with fh:
+            size = os.fstat(fh.fileno()).st_size
+            fh.seek(max(0, size - TAIL_BYTES))
+            text = fh.read(TAIL_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = render_console(text)
+    starts = [i for i, line in enumerate(lines) if line.startswith(TRACEBACK)]
+    if not starts:
+        return None
+    for line in lines[starts[-1] + 1:]:    # frames and their code are indented; the exception
+        if line.strip() and not line[0].isspace():   # line is the first one that is not
+            kind, sep, message = line.partition(": ")
+            if not sep and line.endswith(":"):
+                kind = line[:-1]
+            return {"type": kind.strip()[:300], "message": message.strip()[:ERROR_CHARS]}
+    return None
+
+
+def crash_line(folder: Path, doc: dict, status: str) -> dict | None:
+    """A crashed run's exception: {'type', 'message', 'line' ('ValueError: lr must be
+    positive'), 'source' ('run.json' or 'console')}; None for any other run."""
+    if status != "crashed":
+        return None
+    error, source = recorded_error(doc), "run.json"
+    if error is None:
+        error, source = console_error(folder), "console"
+    if error is None:
+        return None
+    line = f"{error['type']}: {error['message']}" if error["message"] else error["type"]
+    return {**error, "line": line, "source": source}
+
+
+def last_seen(folder: Path, status: str, now: float) -> dict | None:
+    """A lost run's last sign of life (its heartbeat file's mtime, else run.json's):
+    {'time' (ISO, UTC), 'ago_s'}; None for any other run."""
+    seen = heartbeat_mtime(folder) if status == "lost" else None
+    if seen is None:
+        return None
+    iso = dt.datetime.fromtimestamp(seen, dt.timezone.utc).isoformat(timespec="milliseconds")
+    return {"time": iso.replace("+00:00", "Z"), "ago_s": max(0.0, now - seen),
+            "ago": format_duration(max(0.0, now - seen))}
 
 
 def _unreadable(run_id: str, why: str) -> str:
@@ -108,6 +174,7 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
         "parent": doc.get("parent") if isinstance(doc.get("parent"), dict) else None,
         "inputs": links["inputs"], "outputs": links["outputs"],
         "dropped_points": doc.get("dropped_points"),
+        "error": crash_line(folder, doc, status), "last_seen": last_seen(folder, status, now),
         "started_ts": (parse_time(doc.get("start_time")).timestamp()
                        if parse_time(doc.get("start_time")) else None),
     }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
 
+from nuboard.catalog.run_reads import run_scalar_rows
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 from nuboard.files.edits import EditConflictError, edit_notes
@@ -15,11 +16,13 @@ from .context import (
     heartbeat_watch,
     is_fragment,
     load_project,
+    project_catalog,
     root_dir,
     tab_overview,
     wants_json,
 )
 from .run_details import RunMissing, RunUnreadable, run_overview
+from .run_results import scalar_results
 from .timeline_data import produced_versions
 
 run_page = Blueprint("run", __name__)
@@ -37,6 +40,15 @@ def overview(project: str, run_id: str) -> dict:
     except RunUnreadable as exc:
         abort(422, description=str(exc))
     run["outputs"] = with_made_versions(run["outputs"], made_versions(project, run_id))
+    return run
+
+
+def with_results(run: dict) -> dict:
+    """The Overview's data with its Results (run_results.scalar_results): what the page and
+    its JSON twin show, and the notes form does not need."""
+    run["results"] = scalar_results(layout.run_dir(root_dir(), run["project"], run["id"]),
+                                    run_scalar_rows(project_catalog(), run["id"]),
+                                    run["prefixes"])
     return run
 
 
@@ -68,10 +80,11 @@ def console_view(project: str, run_id: str) -> ConsoleView:
 def details(project: str, run_id: str):
     tab = request.args.get("tab", "overview")
     if wants_json():
-        return overview(project, run_id)
+        return with_results(overview(project, run_id))
     if tab not in TABS:
         abort(404, description=f"No tab {tab!r}: use one of {', '.join(TABS)}.")
-    run = overview(project, run_id) if tab == "overview" else tab_overview(project, run_id)
+    run = (with_results(overview(project, run_id)) if tab == "overview"
+           else tab_overview(project, run_id))
     context = {"project": project, "run": run, "tab": tab}
     if tab == "console":
         context["console"] = console_view(project, run_id)
