@@ -320,7 +320,7 @@ class _ByIds(HTMLParser):
         self._labels = 0
 
     def handle_starttag(self, tag, attrs):
-        if tag in ("input", "br", "img", "meta", "link", "option") and tag != "option":
+        if tag in ("input", "br", "img", "meta", "link"):           # void: never closed
             ident = dict(attrs).get("id")
             if ident:
                 self.attrs_of[ident] = dict(attrs)
@@ -469,7 +469,7 @@ def test_the_unlink_pages_name_the_runs_that_use_the_versions(root, used):
         unused = by_ids(v.get("/p/datasets/.artifact/corpus/v3/unlink").text)
         every = by_ids(v.get("/p/datasets/.artifact/corpus/unlink-all").text)
     said = " ".join(one.text["unlink-users"].split())
-    assert said == "This version is used by 2 runs: llm/train-0, llm/train-1."
+    assert said == "This version is used by 2 runs of llm: train-0, train-1."
     assert " ".join(unused.text["unlink-users"].split()) == "No run used this version."
     said = " ".join(every.text["unlink-users"].split())
     assert said == "These versions are used by 3 runs: llm/train-0, llm/train-1, vit/eval."
