@@ -32,8 +32,10 @@
     var rows = document.querySelectorAll("#meta-table tbody tr.meta-row");
     Array.prototype.forEach.call(rows, function (row, i) {
       var slot = row.querySelector(".field-msg");
+      var value = row.querySelector('input[name^="meta_value_"]');
       if (!slot || slot.id === "msg-meta-" + i) return;
       slot.id = "msg-meta-" + i;
+      if (value) value.setAttribute("aria-describedby", slot.id);
       while (slot.firstChild) slot.removeChild(slot.firstChild);
     });
   }

@@ -451,6 +451,9 @@ def test_the_path_field_says_what_a_relative_path_is_relative_to(root, used):
 def test_after_add_the_version_page_confirms_it(root, used, tmp_path):
     fresh = make_tree(tmp_path / "fresh", {"x.bin": b"123"})
     with Viewer(root, edit_artifacts=True) as v:
+        again = by_ids(v.post("/p/datasets/.artifacts/add", form_fields(path=str(used))).text)
+        assert again.text["msg-path"] == ("✗ path: the files are the same as corpus:v3; "
+                                          "press Add anyway to add them again")
         added = v.post("/p/datasets/.artifacts/add", form_fields(path=str(fresh)))
         assert added.status == 303
         landed = v.get(added.headers["location"])

@@ -452,6 +452,8 @@ def test_a_metadata_row_is_flagged_beside_it_once_the_row_is_left(page, site):
     page.click("#add-meta-row")                              # a 7th row, made in the page
     rows = page.locator("#meta-table tr.meta-row")
     expect(rows).to_have_count(7)
+    expect(page.locator('input[name="meta_value_6"]')).to_have_attribute(
+        "aria-describedby", "msg-meta-6")
     page.fill('input[name="meta_key_6"]', "rows")
     page.select_option('select[name="meta_kind_6"]', "number")
     page.fill('input[name="meta_value_6"]', "many")

@@ -273,7 +273,7 @@ def field_messages(form: VersionForm, checked: Checked, *, live: bool) -> dict[s
         else:
             out[name] = [Message("good", f"✓ {name}: {note}")] if note else []
     out["path"] += [Message("warning", f"⚠ {w}") for w in checked.warnings]
-    if checked.same_as is not None:
+    if checked.same_as is not None and "path" not in checked.problems:   # else it says so
         out["path"].append(Message("warning", "⚠ the files are the same as "
                                               f"{form.name}:v{checked.same_as}"))
     for place, problem in checked.row_problems.items():
