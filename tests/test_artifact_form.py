@@ -1,13 +1,19 @@
-"""The form of `nuboard artifact add`: field checks, metadata typing, sizes, the review, check_all."""
+"""The form of `nuboard artifact add`: field checks, metadata typing, sizes, the review,
+check_all; and the viewer's New version form over real HTTP: each message beside its field,
+a field flagged only once left, the base of a relative path, the confirmation after Add and
+the runs the unlink pages name."""
 from __future__ import annotations
 
 import json
 import os
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from helpers import make_tree
+from helpers import QUIET, make_tree
+from helpers_http import Viewer
 
+import nuboard as nb
 from nuboard.artifacts import SourceInfo, add_artifact
 from nuboard.artifacts.form import (
     AddForm,
@@ -298,3 +304,177 @@ def test_check_all_checks_a_reference_to_a_running_run(root):
     form.store = "copy"
     assert check_all(form, root) == []
     assert os.listdir(root / "llm") == ["runs"]
+
+
+# --- the viewer's New version form (nuboard up --edit-artifacts) ----------------------------------
+
+class _ByIds(HTMLParser):
+    """The text inside each element with an id, and the id of the <label> each id sits in."""
+
+    def __init__(self):
+        super().__init__()
+        self.text: dict[str, str] = {}
+        self.label_of: dict[str, str | None] = {}
+        self.attrs_of: dict[str, dict] = {}
+        self._open: list[tuple[str, str | None]] = []          # (tag, id) of open elements
+        self._labels = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("input", "br", "img", "meta", "link"):           # void: never closed
+            ident = dict(attrs).get("id")
+            if ident:
+                self.attrs_of[ident] = dict(attrs)
+                self.label_of[ident] = self._label()
+            return
+        ident = dict(attrs).get("id")
+        if tag == "label":
+            self._labels += 1
+            ident = ident or f"label-{self._labels}"
+        if ident:
+            self.text.setdefault(ident, "")
+            self.attrs_of[ident] = dict(attrs)
+            self.label_of[ident] = self._label()
+        self._open.append((tag, ident))
+
+    def handle_endtag(self, tag):
+        for i in range(len(self._open) - 1, -1, -1):
+            if self._open[i][0] == tag:
+                del self._open[i:]
+                return
+
+    def handle_data(self, data):
+        for _, ident in self._open:
+            if ident:
+                self.text[ident] += data
+
+    def _label(self) -> str | None:
+        labels = [ident for tag, ident in self._open if tag == "label"]
+        return labels[-1] if labels else None
+
+
+def by_ids(html: str) -> _ByIds:
+    parsed = _ByIds()
+    parsed.feed(html)
+    return parsed
+
+
+def form_fields(**kw) -> dict:
+    fields = {"project": "datasets", "name": "corpus", "path": "", "store": "reference",
+              "type": "dataset", "description": "a new cut"}
+    fields.update(kw)
+    return fields
+
+
+@pytest.fixture
+def used(root, tmp_path):
+    """datasets/corpus v1 used by runs train-0 and train-1 of llm, v2 by train-1 and eval of
+    vit, v3 by none."""
+    data = make_tree(tmp_path / "data", {"a.bin": b"1"})
+    for cut in ("one", "two", "three"):
+        make_tree(data, {f"{cut}.bin": cut.encode()})
+        nb.add_artifact("datasets", "corpus", str(data), type="dataset", reference=True,
+                        description=cut, dir=root)
+    for project, name, versions in (("llm", "train-0", [1]), ("llm", "train-1", [1, 2]),
+                                    ("vit", "eval", [2])):
+        with nb.init(project, dir=root, run_name=name, **QUIET) as run:
+            for n in versions:
+                run.use_artifact(f"datasets/corpus:v{n}")
+    return data
+
+
+def test_after_a_submit_each_message_sits_in_its_fields_label(root, used):
+    with Viewer(root, edit_artifacts=True) as v:
+        page = v.post("/p/datasets/.artifacts/review", form_fields(
+            name="", path=str(used) + "-typo", type="model-ish", description=" ",
+            meta_key_0="rows", meta_kind_0="number", meta_value_0="1200000",
+            meta_key_1="dedup", meta_kind_1="yes/no", meta_value_1="maybe"))
+    assert page.status == 400
+    found = by_ids(page.text)
+    for field, words in (("name", "✗ name: give a name"), ("path", "does not exist"),
+                         ("type", "✗ type: 'model-ish' is not one of"),
+                         ("description", "✗ description: give a description")):
+        assert words in found.text[f"msg-{field}"], field
+        assert found.label_of[f"msg-{field}"] == found.label_of[f"f-{field}"] is not None
+        assert found.attrs_of[f"msg-{field}"].get("hx-swap-oob") is None
+    assert found.text["msg-meta-0"] == ""                       # a good row says nothing
+    assert "'maybe' is not yes or no, as dedup needs" in found.text["msg-meta-1"]
+    assert found.text["checks"].strip() == ("✗ 5 fields to fix: name, path, type, description, "
+                                            "metadata row 2")
+    assert found.attrs_of["touched"]["value"] == "*"     # checked again as typed: all shown
+
+
+def test_as_typed_only_the_fields_left_are_flagged(root, used):
+    with Viewer(root, edit_artifacts=True) as v:
+        def check(**kw) -> _ByIds:
+            reply = v.post("/p/datasets/.artifacts/check", form_fields(**kw),
+                           headers={"HX-Request": "true"})
+            assert reply.status == 200
+            return by_ids(reply.text)
+
+        typing = check(name="corpus", path="", type="", description="", touched="")
+        assert typing.text["msg-name"] == "✓ name: will be corpus:v4"
+        assert typing.attrs_of["msg-name"]["hx-swap-oob"] == "true"
+        for field in ("path", "type", "description"):
+            assert typing.text[f"msg-{field}"] == "", field
+        assert "✗" not in "".join(typing.text.values())
+        left = check(name="corpus", path="", type="", description="", touched="name,path")
+        assert left.text["msg-path"] == "✗ path: give the path of a file or folder"
+        assert left.text["msg-type"] == left.text["msg-description"] == ""
+        assert left.text["flagged"] == "✗ 1 field to fix: path"
+        good = check(path=str(used), touched="path")           # a good path is said at once
+        assert good.text["msg-path"].startswith(f"✓ path: 4 files, 12 B at {used}")
+        assert good.text["msg-path"].endswith("⚠ the files are the same as corpus:v3")
+        rows = check(path=str(used), meta_rows="6", meta_key_3="rows", meta_kind_3="number",
+                     meta_value_3="many", touched="path")
+        assert rows.text["msg-meta-3"] == ""                    # row 4 not left yet
+        rows = check(path=str(used), meta_rows="6", meta_key_3="rows", meta_kind_3="number",
+                     meta_value_3="many", touched="path,meta-3")
+        assert rows.text["msg-meta-3"] == "✗ 'many' is not a number, as rows needs"
+        assert rows.text["msg-meta-0"] == ""
+        every = check(name="", path="", type="", description="", touched="*")
+        assert all(every.text[f"msg-{f}"].startswith("✗") for f in
+                   ("name", "path", "type", "description"))
+
+
+def test_the_path_field_says_what_a_relative_path_is_relative_to(root, used):
+    with nb.init("llm", dir=root, run_name="ckpt", **QUIET) as run:
+        pass
+    with Viewer(root, edit_artifacts=True) as v:
+        plain = by_ids(v.get("/p/datasets/.artifacts/new").text)
+        run_form = by_ids(v.get(f"/p/llm/.artifacts/new?run={run.id}&path=files/x").text)
+    assert plain.text["path-base"] == f"a relative path is relative to {root}, the served folder"
+    assert plain.label_of["path-base"] == plain.label_of["f-path"]
+    assert run_form.text["path-base"] == ("inside the run: relative to its folder "
+                                          f"{root / 'llm' / 'runs' / run.id}")
+
+
+def test_after_add_the_version_page_confirms_it(root, used, tmp_path):
+    fresh = make_tree(tmp_path / "fresh", {"x.bin": b"123"})
+    with Viewer(root, edit_artifacts=True) as v:
+        again = by_ids(v.post("/p/datasets/.artifacts/add", form_fields(path=str(used))).text)
+        assert again.text["msg-path"] == ("✗ path: the files are the same as corpus:v3; "
+                                          "press Add anyway to add them again")
+        added = v.post("/p/datasets/.artifacts/add", form_fields(path=str(fresh)))
+        assert added.status == 303
+        landed = v.get(added.headers["location"])
+        plain = v.get("/p/datasets/.artifact/corpus/v4").text
+    found = by_ids(landed.text)
+    assert landed.status == 200
+    assert " ".join(found.text["version-added"].split()).startswith(
+        "✓ Added corpus v4 to datasets: use it with run.use_artifact(\"datasets/corpus:v4\")")
+    assert '<a href="/p/datasets/.artifact/corpus/v4">corpus v4</a>' in landed.text
+    assert 'id="version-added"' not in plain                 # only on the page Add led to
+
+
+def test_the_unlink_pages_name_the_runs_that_use_the_versions(root, used):
+    with Viewer(root, edit_artifacts=True) as v:
+        one = by_ids(v.get("/p/datasets/.artifact/corpus/v1/unlink").text)
+        unused = by_ids(v.get("/p/datasets/.artifact/corpus/v3/unlink").text)
+        every = by_ids(v.get("/p/datasets/.artifact/corpus/unlink-all").text)
+    said = " ".join(one.text["unlink-users"].split())
+    assert said == "This version is used by 2 runs of llm: train-0, train-1."
+    assert " ".join(unused.text["unlink-users"].split()) == "No run used this version."
+    said = " ".join(every.text["unlink-users"].split())
+    assert said == "These versions are used by 3 runs: llm/train-0, llm/train-1, vit/eval."
+    assert [" ".join(line.split()) for line in every.text["used-by-version"].strip().split("\n")] \
+        == ["v1: used by 2 runs", "v2: used by 2 runs", "v3: used by 0 runs"]

@@ -338,9 +338,13 @@ def fill_version_form(page, *, name: str | None, path: str, type: str, descripti
     page.fill("#f-description", description)
 
 
+def beside(page, field: str):
+    """The lines beside a field of the New version form."""
+    return page.locator(f"#msg-{field} .msg")
+
+
 def test_new_version_form_end_to_end(page, site):
     errors = watch_errors(page)
-    checks = page.locator("#checks")
 
     # the files of v2 again: the form says so and offers Add anyway
     page.goto(site.edit + "/p/datasets/.artifact/fineweb-edu/v2")
@@ -349,7 +353,7 @@ def test_new_version_form_end_to_end(page, site):
     assert page.input_value("#f-name") == "fineweb-edu"
     fill_version_form(page, name=None, path=".demo-data/fineweb-edu/2026-10", type="dataset",
                       description="the October snapshot once more")
-    expect(checks.locator('li[data-field="same"]')).to_have_text(
+    expect(beside(page, "path").and_(page.locator(".warning"))).to_have_text(
         "⚠ the files are the same as fineweb-edu:v2")
     page.click("#review-button")
     expect(page.locator("#review")).to_contain_text("(new version v3)")
@@ -363,18 +367,33 @@ def test_new_version_form_end_to_end(page, site):
     page.click("#new-version")
     page.wait_for_url(re.compile(r"/p/datasets/\.artifacts/new$"))
     page.select_option("#f-project", "datasets")
+    expect(page.locator("#path-base")).to_have_text(
+        f"a relative path is relative to {site.root}, the served folder")
     page.fill("#f-name", "fineweb-edu")
-    expect(checks.locator('li[data-field="name"]'),   # before the path and description are given
+    expect(beside(page, "name"),   # before the path and description are given
            "the name is checked as it is typed").to_have_text("✓ name: will be fineweb-edu:v3")
+    page.locator("#f-name").press("End")                   # typing on, the name still focused
+    page.wait_for_timeout(600)                              # past the check's 400 ms delay
+    for field in ("path", "type", "description", "meta-0"):
+        expect(beside(page, field), f"{field} is not flagged while the name is typed") \
+            .to_have_count(0)
+    expect(page.locator("#checks")).to_have_text("")
+    page.locator("#f-path").focus()
+    page.locator("#f-path").press("Tab")                   # left empty
+    expect(beside(page, "path")).to_have_text("✗ path: give the path of a file or folder")
+    expect(beside(page, "path")).to_have_class("msg bad")
+    expect(beside(page, "description"), "the fields after it are untouched").to_have_count(0)
+    expect(page.locator("#checks")).to_have_text("✗ 1 field to fix: path")
+    shot(page, "2x-13a-new-version-path-left-empty")
     page.fill("#f-path", ".demo-data/fineweb-edu/2026-1l")
-    bad = checks.locator('li[data-field="path"]')
-    expect(bad).to_have_class("bad")
+    bad = beside(page, "path")
+    expect(bad).to_have_class("msg bad")
     expect(bad).to_contain_text("✗ path:")
     expect(bad).to_contain_text("does not exist")
     shot(page, "2x-13-new-version-typo")
     page.fill("#f-path", ".demo-data/fineweb-edu/2026-11")
-    good = checks.locator('li[data-field="path"]')
-    expect(good).to_have_class("good")
+    good = beside(page, "path")
+    expect(good).to_have_class("msg good")
     expect(good).to_contain_text("✓ path: 2 files, ")
     expect(good).to_contain_text(str(site.root / ".demo-data" / "fineweb-edu" / "2026-11"))
     page.select_option("#f-type", "dataset")
@@ -385,8 +404,10 @@ def test_new_version_form_end_to_end(page, site):
     page.fill('input[name="meta_key_1"]', "rows")
     page.select_option('select[name="meta_kind_1"]', "number")
     page.fill('input[name="meta_value_1"]', "1300000")
-    expect(checks.locator("li.bad")).to_have_count(0)
-    expect(checks.locator('li[data-field="same"]')).to_have_count(0)
+    expect(beside(page, "description")).to_have_count(0)            # a description says nothing
+    expect(page.locator("#version-form .msg.bad")).to_have_count(0)
+    expect(page.locator("#version-form .msg.warning")).to_have_count(0)
+    expect(page.locator("#checks")).to_have_text("")
     page.click("#review-button")
     review = page.locator("#review")
     expect(review).to_contain_text("datasets/fineweb-edu (new version v3)")
@@ -395,8 +416,12 @@ def test_new_version_form_end_to_end(page, site):
     expect(review).to_contain_text("rows=1300000")
     shot(page, "2x-14-new-version-review")
     page.click("#add-version")
-    page.wait_for_url(re.compile(r"/p/datasets/\.artifact/fineweb-edu/v3$"))
+    page.wait_for_url(re.compile(r"/p/datasets/\.artifact/fineweb-edu/v3\?added=1$"))
     expect(page.locator("h1")).to_contain_text("datasets/fineweb-edu:v3")
+    added = page.locator("#version-added")
+    expect(added).to_contain_text("✓ Added fineweb-edu v3 to datasets")
+    expect(added.get_by_role("link", name="fineweb-edu v3")).to_have_attribute(
+        "href", "/p/datasets/.artifact/fineweb-edu/v3")
     metadata = page.locator("table.config")
     expect(metadata.locator("tr", has_text="tokens")).to_contain_text("13B")
     expect(metadata.locator("tr", has_text="rows")).to_contain_text("1300000")
@@ -421,6 +446,35 @@ def test_new_version_form_end_to_end(page, site):
     assert not errors, errors
 
 
+def test_a_metadata_row_is_flagged_beside_it_once_the_row_is_left(page, site):
+    errors = watch_errors(page)
+    page.goto(site.edit + "/p/datasets/.artifacts/new?name=fineweb-edu")
+    page.click("#add-meta-row")                              # a 7th row, made in the page
+    rows = page.locator("#meta-table tr.meta-row")
+    expect(rows).to_have_count(7)
+    expect(page.locator('input[name="meta_value_6"]')).to_have_attribute(
+        "aria-describedby", "msg-meta-6")
+    page.fill('input[name="meta_key_6"]', "rows")
+    page.select_option('select[name="meta_kind_6"]', "number")
+    page.fill('input[name="meta_value_6"]', "many")
+    page.wait_for_timeout(600)                              # past the check's 400 ms delay
+    expect(rows.nth(6).locator(".msg"), "not flagged while still in the row").to_have_count(0)
+    page.locator('input[name="meta_value_6"]').press("Tab")
+    expect(rows.nth(6).locator(".msg.bad")).to_have_text("✗ 'many' is not a number, as rows needs")
+    expect(page.locator("#version-form .msg.bad"), "only the row left").to_have_count(1)
+    expect(page.locator("#checks")).to_have_text("✗ 1 field to fix: metadata row 7")
+    shot(page, "2x-13b-new-version-metadata-row")
+    page.click("#review-button")                            # a submit flags every field
+    page.wait_for_url(re.compile(r"/p/datasets/\.artifacts/review$"))
+    for field in ("path", "type", "description"):
+        expect(page.locator(f"#msg-{field} .msg.bad")).to_have_count(1)
+    expect(page.locator("#msg-meta-0 .msg.bad")).to_have_text(
+        "✗ 'many' is not a number, as rows needs")
+    expect(page.locator("#msg-name .msg.good")).to_contain_text("✓ name: will be fineweb-edu:v")
+    shot(page, "2x-13c-new-version-submitted-with-problems")
+    assert not errors, errors
+
+
 def test_new_version_from_a_runs_file_leaves_the_run_unchanged(page, site):
     errors = watch_errors(page)
     run_id = site.runs["llm-pretrain/lr1e-3-s1"]
@@ -436,15 +490,18 @@ def test_new_version_from_a_runs_file_leaves_the_run_unchanged(page, site):
     expect(page.locator("h1")).to_contain_text(run_id)
     fill_version_form(page, name="best-eval", path="files/eval.json", type="report",
                       description="MMLU and HellaSwag of lr1e-3-s1")
-    expect(page.locator('#checks li[data-field="path"]')).to_contain_text("✓ path: 1 file")
-    expect(page.locator("#checks li.bad")).to_have_count(0)
+    expect(page.locator("#path-base")).to_have_text(
+        f"inside the run: relative to its folder {site.run_dir}")
+    expect(beside(page, "path")).to_contain_text("✓ path: 1 file")
+    expect(page.locator("#version-form .msg.bad")).to_have_count(0)
     shot(page, "2x-17-run-file-form")
     page.click("#review-button")
     review = page.locator("#review")
     expect(review).to_contain_text("llm-pretrain/best-eval (new version v1)")
     expect(review).to_contain_text("copy")
     page.click("#add-version")
-    page.wait_for_url(re.compile(r"/p/llm-pretrain/\.artifact/best-eval/v1$"))
+    page.wait_for_url(re.compile(r"/p/llm-pretrain/\.artifact/best-eval/v1\?added=1$"))
+    expect(page.locator("#version-added")).to_contain_text("✓ Added best-eval v1 to llm-pretrain")
     expect(page.locator("h1")).to_contain_text("llm-pretrain/best-eval:v1")
     produced = page.locator("section.card", has=page.locator("h2", has_text="Produced by"))
     expect(produced.locator("a.run-link").first).to_have_text("lr1e-3-s1")
@@ -464,6 +521,9 @@ def test_unlink_show_unlinked_and_restore(page, site):
     page.click("#unlink-version")
     page.wait_for_url(re.compile(r"/p/datasets/\.artifact/imagenet-100/v1/unlink$"))
     expect(page.locator("h1")).to_contain_text("Unlink datasets/imagenet-100:v1?")
+    users = page.locator("#unlink-users")
+    expect(users).to_contain_text(f"This version is used by {len(vit)} runs of vit-ablations: ")
+    expect(users.locator("a.run-link")).to_have_count(len(vit))
     shot(page, "2x-19-unlink-confirm")
     page.click("#confirm-unlink")
     page.wait_for_url(re.compile(r"/p/datasets/\.artifacts\?unlinked=1$"))

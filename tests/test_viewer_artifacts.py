@@ -188,7 +188,7 @@ def test_add_a_reference_then_see_it_listed_and_in_the_cli(root, world, tmp_path
             meta_key_1="dedup", meta_kind_1="yes/no", meta_value_1="yes",
             meta_key_2="splits", meta_kind_2="json", meta_value_2='["train"]', checksum="1"))
         assert added.status == 303
-        assert added.headers["location"].endswith("/p/datasets/.artifact/corpus/v3")
+        assert added.headers["location"].endswith("/p/datasets/.artifact/corpus/v3?added=1")
         info = v.get("/api/p/datasets/.artifact/corpus/v3").json()
         assert info["metadata"] == {"rows": 1200000, "dedup": True, "splits": ["train"]}
         assert info["storage"] == "reference" and info["producer"] is None

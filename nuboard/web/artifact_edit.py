@@ -25,20 +25,40 @@ from nuboard.artifacts import (
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 
+from .artifact_data import VersionMissing, version_info
 from .artifacts_page import known_artifact
 from .context import catalogs, load_project, root_dir, wants_json
-from .version_form import META_KINDS, META_ROWS, VersionForm, check_form
+from .version_form import (
+    META_KINDS,
+    META_ROWS,
+    VersionForm,
+    check_form,
+    field_messages,
+    flagged,
+    meta_row_count,
+)
 
 artifact_edit = Blueprint("artifact_edit", __name__)
 artifact_edit.url_value_preprocessor(load_project)
 
 
 def _form_vars(form: VersionForm, checked=None, review: bool = False) -> dict:
+    """The form page's values; after a submit (checked given) every field's messages."""
     names = list_artifacts(form.project, dir=root_dir()) \
         if form.project in catalogs().projects() else []
+    messages = field_messages(form, checked, live=False) if checked is not None else {}
     return {"form": form, "checked": checked, "review": review, "types": TYPES,
             "meta_kinds": META_KINDS, "meta_rows": max(META_ROWS, len(form.metadata) + 1),
-            "project": form.project, "names": names}
+            "project": form.project, "names": names, "messages": messages,
+            "flagged": flagged(messages), "touched": "*" if checked is not None else "",
+            "path_base": _path_base(form)}
+
+
+def _path_base(form: VersionForm) -> str:
+    """The folder a relative path starts from: the run's, or the served folder."""
+    if form.run:
+        return str(layout.run_dir(root_dir(), form.project, form.run))
+    return str(root_dir())
 
 
 @artifact_edit.get("/p/<project:project>/.artifacts/new")
@@ -62,12 +82,15 @@ def _read_form(project: str) -> VersionForm:
 @artifact_edit.post("/p/<project:project>/.artifacts/check")
 @artifact_edit.post("/api/p/<project:project>/.artifacts/check", endpoint="check_json")
 def check(project: str):
-    """The form's fields checked as the user types: a fragment with a line per field."""
+    """The form's fields checked as the user types: a fragment with the lines beside each
+    field (out-of-band swaps), problems only for the fields the user has left."""
     form = _read_form(project)
     checked = check_form(form, root_dir(), read_data=False)
     if wants_json():
         return _checked_json(checked)
-    return render_template("_version_check.html", form=form, checked=checked)
+    messages = field_messages(form, checked, live=True)
+    return render_template("_version_check.html", form=form, messages=messages,
+                           flagged=flagged(messages), meta_rows=meta_row_count(request.form))
 
 
 def _checked_json(checked) -> dict:
@@ -117,7 +140,7 @@ def add(project: str):
     if warned:                      # said on a page of its own, never only in the server's log
         return render_template("version_added.html", project=made.project, spec=spec,
                                url=target, warnings=warned), 201
-    return redirect(target, code=303)
+    return redirect(target + "?added=1", code=303)       # the version's page confirms it
 
 
 def _add(form: VersionForm, checked, options: dict) -> tuple:
@@ -149,7 +172,24 @@ def confirm_unlink(project: str, name: str, number: int):
         abort(404, description=f"There is no linked version {name}:v{number} in {project!r}.")
     return render_template("confirm_unlink.html", project=project, name=name, numbers=[number],
                            action=url_for("artifact_edit.unlink", project=project, name=name,
-                                          number=number))
+                                          number=number), **_users(project, name, [number]))
+
+
+def _users(project: str, name: str, numbers: list[int]) -> dict:
+    """The runs that used the versions, for the unlink pages: `users` (each run once, as a
+    run card), `used_by` ({number: how many runs used that version})."""
+    users: dict[tuple[str, str], dict] = {}
+    used_by: dict[int, int] = {}
+    for number in numbers:
+        try:
+            cards = version_info(catalogs(), project, name, number)["used_by"]
+        except VersionMissing:          # not indexed yet: no runs known to have used it
+            cards = []
+        used_by[number] = len(cards)
+        for card in cards:
+            users.setdefault((card["project"], card["run_id"]), card)
+    ordered = sorted(users.values(), key=lambda c: (c["project"], c["name"], c["run_id"]))
+    return {"users": ordered, "used_by": used_by}
 
 
 @artifact_edit.post("/p/<project:project>/.artifact/<name>/v<int:number>/unlink")
@@ -184,7 +224,8 @@ def confirm_unlink_all(project: str, name: str):
     project, name = known_artifact(project, name)
     numbers = _linked(project, name)
     return render_template("confirm_unlink.html", project=project, name=name, numbers=numbers,
-                           action=url_for("artifact_edit.unlink_all", project=project, name=name))
+                           action=url_for("artifact_edit.unlink_all", project=project, name=name),
+                           **_users(project, name, numbers))
 
 
 @artifact_edit.post("/p/<project:project>/.artifact/<name>/unlink-all")

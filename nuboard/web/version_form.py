@@ -49,30 +49,44 @@ class VersionForm:
     metadata: list[tuple[str, str, str]] = field(default_factory=list)   # (key, kind, raw)
     run: str = ""
     anyway: bool = False
+    meta_slots: list[int] = field(default_factory=list)   # the form row of each metadata entry
+    touched: str = ""                   # the fields the user left: "name,path,meta-2"; "*" all
 
     @classmethod
     def from_fields(cls, fields, project: str) -> "VersionForm":
-        meta = []
-        rows = fields.get("meta_rows", "")
-        rows = min(int(rows), MAX_META_ROWS) if rows.isdigit() else META_ROWS
-        for i in range(rows):
+        meta, slots = [], []
+        for i in range(meta_row_count(fields)):
             key = (fields.get(f"meta_key_{i}") or "").strip()
             raw = fields.get(f"meta_value_{i}") or ""
             if key or raw.strip():
                 meta.append((key, fields.get(f"meta_kind_{i}") or "text", raw))
+                slots.append(i)
         run = (fields.get("run") or "").strip()
         return cls(project=project if run else (fields.get("project") or project).strip(),
                    name=(fields.get("name") or "").strip(), path=fields.get("path") or "",
                    store=(fields.get("store") or "reference") if run else "reference",
                    type=fields.get("type") or "", description=fields.get("description") or "",
                    checksum=fields.get("checksum") in ("1", "on", "true", "yes"),
-                   metadata=meta, run=run, anyway=fields.get("anyway") == "1")
+                   metadata=meta, run=run, anyway=fields.get("anyway") == "1",
+                   meta_slots=slots, touched=(fields.get("touched") or "")[:4000])
+
+    def left(self, slot: str) -> bool:
+        """Whether the user left the field of `slot` (or submitted the form)."""
+        names = self.touched.split(",")
+        return "*" in names or slot in names
+
+
+def meta_row_count(fields) -> int:
+    """How many metadata rows the form sent (meta_rows; 6 when it is missing or not a number)."""
+    rows = fields.get("meta_rows", "")
+    return min(int(rows), MAX_META_ROWS) if rows.isdigit() else META_ROWS
 
 
 @dataclass
 class Checked:
     """What the checks found: a message per field (None when fine), and what they resolved."""
     problems: dict[str, str] = field(default_factory=dict)
+    row_problems: dict[int, str] = field(default_factory=dict)   # by place in form.metadata
     notes: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     target: object = None
@@ -106,15 +120,15 @@ def resolve_path(text: str, root: Path, run_dir: Path | None) -> str:
     return os.path.join(str(root), text)
 
 
-def metadata_of(rows: list[tuple[str, str, str]]) -> tuple[dict, list[str]]:
-    """The typed metadata of the form's rows, and a message per bad row."""
-    out, problems = {}, []
-    for key, kind, raw in rows:
+def metadata_of(rows: list[tuple[str, str, str]]) -> tuple[dict, dict[int, str]]:
+    """The typed metadata of the form's rows, and a message per bad row (by its place)."""
+    out, problems = {}, {}
+    for place, (key, kind, raw) in enumerate(rows):
         if not key:
-            problems.append(f"the value {raw[:40]!r} has no key")
+            problems[place] = f"the value {raw[:40]!r} has no key"
             continue
         if ":" in key or "=" in key:
-            problems.append(f"key {key[:40]!r}: a key cannot hold ':' or '='")
+            problems[place] = f"key {key[:40]!r}: a key cannot hold ':' or '='"
             continue
         try:
             if kind == "number":
@@ -131,7 +145,7 @@ def metadata_of(rows: list[tuple[str, str, str]]) -> tuple[dict, list[str]]:
             else:
                 value = raw
         except FieldError as exc:
-            problems.append(str(exc))
+            problems[place] = str(exc)
             continue
         out[key] = value
     return out, problems
@@ -186,9 +200,9 @@ def check_form(form: VersionForm, root: Path, *, read_data: bool = True) -> Chec
             parse(getattr(form, key))
         except FieldError as exc:
             checked.problems[key] = str(exc)
-    checked.metadata, meta_problems = metadata_of(form.metadata)
-    if meta_problems:
-        checked.problems["metadata"] = "; ".join(meta_problems)
+    checked.metadata, checked.row_problems = metadata_of(form.metadata)
+    if checked.row_problems:
+        checked.problems["metadata"] = "; ".join(checked.row_problems.values())
     if checked.target is not None and checked.source is not None:
         checked.same_as = same_as_latest(root, checked.target.project, checked.target.name,
                                          checked.source, read_data=read_data)
@@ -225,3 +239,58 @@ def same_as_latest(root: Path, project: str, name: str, source, *, read_data: bo
             if sha256_file(path) != listed[rel].get("sha256"):
                 return None
     return number
+
+
+FIELDS = ("name", "path", "store", "type", "description")
+
+
+@dataclass(frozen=True)
+class Message:
+    """One line beside a field; kind is 'bad', 'good' or 'warning' (its CSS class)."""
+    kind: str
+    text: str
+
+
+def field_messages(form: VersionForm, checked: Checked, *, live: bool) -> dict[str, list[Message]]:
+    """The lines beside each field, by slot: 'name', 'path', 'store', 'type', 'description'
+    and 'meta-<row>' for a metadata row.
+
+    Live (the check as the user types), a problem is shown only for a field the user has left
+    (form.left), so typing in the first field flags none of the others; after a submit
+    (live=False) every problem is. What a good field resolved to is always shown. Live, a
+    metadata entry's slot is the form row it came from; after a submit the page renders the
+    rows again without the empty ones, so its place among them.
+    """
+    def shown(slot: str) -> bool:
+        return not live or form.left(slot)
+
+    out: dict[str, list[Message]] = {}
+    for name in FIELDS:
+        problem, note = checked.problems.get(name), checked.notes.get(name)
+        if problem:
+            out[name] = [Message("bad", f"✗ {name}: {_unprefixed(problem, name)}")] \
+                if shown(name) else []
+        else:
+            out[name] = [Message("good", f"✓ {name}: {note}")] if note else []
+    out["path"] += [Message("warning", f"⚠ {w}") for w in checked.warnings]
+    if checked.same_as is not None and "path" not in checked.problems:   # else it says so
+        out["path"].append(Message("warning", "⚠ the files are the same as "
+                                              f"{form.name}:v{checked.same_as}"))
+    for place, problem in checked.row_problems.items():
+        row = form.meta_slots[place] if live and place < len(form.meta_slots) else place
+        if shown(f"meta-{row}"):
+            out[f"meta-{row}"] = [Message("bad", f"✗ {problem}")]
+    return out
+
+
+def flagged(messages: dict[str, list[Message]]) -> list[str]:
+    """The slots with a problem shown, in the form's order, as a summary names them."""
+    def label(slot: str) -> str:
+        return f"metadata row {int(slot[5:]) + 1}" if slot.startswith("meta-") else slot
+    return [label(slot) for slot, lines in messages.items()
+            if any(m.kind == "bad" for m in lines)]
+
+
+def _unprefixed(message: str, name: str) -> str:
+    """'path '/x' does not exist' beside the path field reads "'/x' does not exist"."""
+    return message[len(name) + 1:] if message.startswith(name + " ") else message
