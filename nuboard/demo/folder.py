@@ -84,7 +84,7 @@ def write_demo(root: "str | os.PathLike[str]", *, progress: Callable[[str], None
         raise
     try:
         progress(f"Writing the NuBoard demo into {root} ({len(RUNS)} runs, as real processes)")
-        add_datasets(where)
+        _add_datasets_replayed(where)
         progress(f"  {DATASETS + '/fineweb-edu:v1, imagenet-100:v1':<40s} "
                  f"references to {data_dir(root)}")
         runs = _write_runs(where, progress, parallel)
@@ -113,6 +113,26 @@ def add_datasets(root: Path) -> None:
                                 "of its images",
                     metadata={"classes": 100, "train_images": 126_689, "val_images": 5_000,
                               "resolution": 224})
+
+
+def _add_datasets_replayed(root: Path) -> None:
+    """add_datasets in a child on the replay clock: ten days before the demo's day, 16:00."""
+    import subprocess
+    import sys
+
+    from .clock import CLOCK_VAR, clock_value
+    from .errors import DemoFailedError
+    from .job import DATASETS_KEY
+    from .plan import DAY
+    from .pool import REPLAY, child_env, midnight
+    env = child_env(root)
+    env[CLOCK_VAR] = clock_value(midnight() - 10 * DAY + 16 * 3600, 1.0)
+    done = subprocess.run([sys.executable, str(REPLAY), DATASETS_KEY, "--dir", str(root)],
+                          env=env, cwd=root, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True)
+    if done.returncode:
+        lines = (done.stderr or done.stdout or "(it printed nothing)").strip().splitlines()
+        raise DemoFailedError(f"the demo's datasets were not added: {lines[-1]}")
 
 
 def _write_runs(root: Path, progress: Callable[[str], None], parallel: int | None) -> dict:
