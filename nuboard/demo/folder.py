@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from .data import DATA_FOLDER, data_dir, write_images, write_token_shards
+from .data import DATA_FOLDER, data_dir
 from .errors import DemoConflictError
 from .plan import DATASETS, PROJECTS, RUNS
 
@@ -94,25 +94,6 @@ def write_demo(root: "str | os.PathLike[str]", *, progress: Callable[[str], None
         _remove(where, made_root)
         raise
     return Demo(root, True, runs, seconds)
-
-
-def add_datasets(root: Path) -> None:
-    """fineweb-edu v1 and imagenet-100 v1, added outside any run, as references."""
-    import nuboard as nb
-    data = data_dir(root)
-    fineweb = write_token_shards(data / "fineweb-edu" / "2026-09", train=4, seed=1,
-                                 snapshot="2026-09")
-    nb.add_artifact(DATASETS, "fineweb-edu", fineweb, type="dataset", reference=True, dir=root,
-                    description="FineWeb-Edu, Sep 2026 snapshot: deduplicated, edu score >= 3, "
-                                "GPT-2 tokens",
-                    metadata={"tokens": "10B", "docs": 8_100_000, "snapshot": "CC-MAIN-2026-09",
-                              "tokenizer": "gpt2", "min_edu_score": 3})
-    images = write_images(data / "imagenet-100")
-    nb.add_artifact(DATASETS, "imagenet-100", images, type="dataset", reference=True, dir=root,
-                    description="ImageNet-100: 100 ImageNet-1k classes (the CMC subset), a sample "
-                                "of its images",
-                    metadata={"classes": 100, "train_images": 126_689, "val_images": 5_000,
-                              "resolution": 224})
 
 
 def _add_datasets_replayed(root: Path) -> None:

@@ -52,7 +52,7 @@ def main(argv: "list[str] | None" = None) -> int:
 
     from . import clock
     if args.key == DATASETS_KEY:
-        from .folder import add_datasets
+        from .datasets import add_datasets
         clock.start()
         add_datasets(Path(args.dir))
         return 0
