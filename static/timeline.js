@@ -170,10 +170,10 @@
       run.versions.forEach(function (v, j) {
         var a = el("a", { "class": "tl-version state-" + v.state, "data-run": i, "data-version": j }, plot);
         if (v.url) a.setAttribute("href", v.url);
-        var line = el("line", { "class": "tl-version-link", visibility: "hidden" }, a);
+        var line = el("line", { "class": "tl-version-link", display: "none" }, a);
         var shape = el("path", { "class": "tl-diamond" }, a);
-        var arrow = el("path", { "class": "tl-edge-arrow", visibility: "hidden" }, a);
-        var note = el("text", { "class": "tl-edge-label", visibility: "hidden" }, a);
+        var arrow = el("path", { "class": "tl-edge-arrow", display: "none" }, a);   /* none: out of the link's box */
+        var note = el("text", { "class": "tl-edge-label", display: "none" }, a);
         var short = v.label.indexOf("/") >= 0 ? v.label.slice(v.label.lastIndexOf("/") + 1) : v.label;
         note.textContent = short + " " + (offBar(v, run) || "");
         items.push({ kind: "version", node: shape, line: line, arrow: arrow, note: note, run: run, version: v, cy: cy });
@@ -234,8 +234,8 @@
   function placeVersion(it, v) {
     var run = it.run, y = it.cy, when = versionTime(it.version, run);
     var xv = xOf(when, v), left = LABEL_W + DIAMOND + 2, right = LABEL_W + plotW - DIAMOND - 2;
-    var side = xv > right ? 1 : xv < left ? -1 : 0;
     var off = offBar(it.version, run);
+    var side = !off ? 0 : xv > right ? 1 : xv < left ? -1 : 0;   /* one on its bar scrolls away with it */
     if (side) xv = side > 0 ? right - 8 : left + 8;
     it.node.setAttribute("d", "M" + xv + " " + (y - DIAMOND) + "L" + (xv + DIAMOND) + " " + y + "L" + xv + " " + (y + DIAMOND) + "L" + (xv - DIAMOND) + " " + y + "Z");
     if (off) {
@@ -243,9 +243,9 @@
       it.line.setAttribute("x1", xb); it.line.setAttribute("x2", xv);
       it.line.setAttribute("y1", y); it.line.setAttribute("y2", y);
     }
-    it.line.setAttribute("visibility", off ? "visible" : "hidden");
-    it.arrow.setAttribute("visibility", side ? "visible" : "hidden");
-    it.note.setAttribute("visibility", side ? "visible" : "hidden");
+    it.line.setAttribute("display", off ? "inline" : "none");
+    it.arrow.setAttribute("display", side ? "inline" : "none");
+    it.note.setAttribute("display", side ? "inline" : "none");
     it.node.parentNode.classList.toggle("tl-at-edge", !!side);
     if (!side) return;
     var xa = xv + side * (DIAMOND + 3);
