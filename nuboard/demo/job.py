@@ -75,6 +75,7 @@ def main(argv: "list[str] | None" = None) -> int:
             loop(run, spec, resumed=bool(args.resume))
             clock.pause()
         except Exception:
+            clock.pause()          # the crash is marked at the step it happened
             print("\n" + paint("ERROR", "bold", "red") + " training failed:", file=sys.stderr)
             raise
     return 0

@@ -151,6 +151,7 @@ def _loop(run, spec: RunSpec, curve: LanguageCurve, first: int, end: int) -> Non
             bar.write(paint("SIGTERM", "yellow") + f": preempted at step {step}; the last "
                       f"checkpoint is step {spec.resume_from}")
             bar.close()
+            clock.pause()
             os.kill(os.getpid(), signal.SIGTERM)        # as the scheduler would
             time.sleep(5)
     bar.close()
