@@ -1,6 +1,9 @@
 /* NuBoard Timeline: a project's runs as bars on a wall-time axis, drawn as SVG from the page's
    JSON (and, while a run runs, from the JSON twin every few seconds).
    Wheel over the bars zooms around the cursor, drag pans, Reset (or a double-click) shows all.
+   The axis fits the runs: a version made far from its run's bar (promoted weeks later) does not
+   stretch it; it is drawn at the edge, an arrow pointing to where it is and a label saying
+   when ("model:v3 made 60 days later"), and panning that way brings it into view.
    No inline scripts (the page's CSP allows only static/); text a user wrote reaches the DOM
    through textContent only. */
 (function () {
@@ -9,6 +12,7 @@
   var SVGNS = "http://www.w3.org/2000/svg";
   var ROW = 20, BAR = 10, LABEL_W = 230, AXIS_H = 34, PAD_R = 14, MIN_SPAN = 1;
   var DIAMOND = 5.5, LABEL_CHARS = 32;
+  var FAR = 0.5, FAR_ROOM = 0.22, ON_BAR_S = 2;   /* far: beyond half the runs' span; room for its label */
   var STATUS_COLORS = { finished: "#4a78d0", running: "#2e9e52", crashed: "#c8372d",
                         failed: "#c8372d", lost: "#d9822b", killed: "#8d8780" };
   var TICK_STEPS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
@@ -54,18 +58,63 @@
 
   function runEnd(run) { return run.end !== null && run.end !== undefined ? run.end : (run.status === "running" ? now() : run.start); }
 
+  /* where a version's diamond goes: on its run's bar (`at`), unless it was made well away
+     from the bar (a checkpoint promoted later): then at its creation time */
+  function versionTime(v, run) {
+    var at = v.at !== null && v.at !== undefined ? v.at : runEnd(run);
+    if (v.created === null || v.created === undefined || at === null) return at;
+    return Math.abs(v.created - at) > ON_BAR_S ? v.created : at;
+  }
+
+  /* the runs' span; versions near it widen it, those far from it (FAR) only make room for
+     their edge label */
   function extent() {
     var lo = Infinity, hi = -Infinity;
     data.runs.forEach(function (r) {
       if (r.start !== null) { lo = Math.min(lo, r.start); hi = Math.max(hi, r.start); }
       var e = runEnd(r);
       if (e !== null && e !== undefined) hi = Math.max(hi, e);
-      r.versions.forEach(function (v) { if (v.created !== null) { lo = Math.min(lo, v.created); hi = Math.max(hi, v.created); } });
     });
+    if (!isFinite(lo)) {
+      data.runs.forEach(function (r) {
+        r.versions.forEach(function (v) { var t = versionTime(v, r); if (t !== null) { lo = Math.min(lo, t); hi = Math.max(hi, t); } });
+      });
+    }
     if (!isFinite(lo)) { lo = now() - 3600; hi = now(); }
     if (hi - lo < 10) { var mid = (lo + hi) / 2; lo = mid - 5; hi = mid + 5; }
-    var pad = (hi - lo) * 0.02;
-    return { lo: lo - pad, hi: hi + pad };
+    var span = hi - lo, near = { lo: lo - span * FAR, hi: hi + span * FAR }, before = false, after = false;
+    data.runs.forEach(function (r) {
+      r.versions.forEach(function (v) {
+        var t = versionTime(v, r);
+        if (t === null || t === undefined) return;
+        if (t < near.lo) before = true;
+        else if (t > near.hi) after = true;
+        else { lo = Math.min(lo, t); hi = Math.max(hi, t); }
+      });
+    });
+    span = hi - lo;
+    return { lo: lo - span * (before ? FAR_ROOM : 0.02), hi: hi + span * (after ? FAR_ROOM : 0.02) };
+  }
+
+  /* '60 days', '5 hours', '12 minutes' */
+  function howLong(s) {
+    var units = [[86400, "day"], [3600, "hour"], [60, "minute"], [1, "second"]];
+    for (var i = 0; i < units.length; i++) {
+      if (s >= units[i][0] || i === units.length - 1) {
+        var n = Math.round(s / units[i][0]);
+        return n + " " + units[i][1] + (n === 1 ? "" : "s");
+      }
+    }
+    return "";
+  }
+
+  /* 'made 60 days later' for a version made after its run's end (before its start: 'earlier') */
+  function offBar(v, run) {
+    var t = versionTime(v, run), end = runEnd(run);
+    if (t === null || v.created === null || v.created === undefined) return null;
+    if (end !== null && t > end + ON_BAR_S) return "made " + howLong(t - end) + " later";
+    if (run.start !== null && t < run.start - ON_BAR_S) return "made " + howLong(run.start - t) + " earlier";
+    return null;
   }
 
   function current() { return view || extent(); }
@@ -121,8 +170,13 @@
       run.versions.forEach(function (v, j) {
         var a = el("a", { "class": "tl-version state-" + v.state, "data-run": i, "data-version": j }, plot);
         if (v.url) a.setAttribute("href", v.url);
+        var line = el("line", { "class": "tl-version-link", display: "none" }, a);
         var shape = el("path", { "class": "tl-diamond" }, a);
-        items.push({ kind: "version", node: shape, run: run, version: v, cy: cy });
+        var arrow = el("path", { "class": "tl-edge-arrow", display: "none" }, a);   /* none: out of the link's box */
+        var note = el("text", { "class": "tl-edge-label", display: "none" }, a);
+        var short = v.label.indexOf("/") >= 0 ? v.label.slice(v.label.lastIndexOf("/") + 1) : v.label;
+        note.textContent = short + " " + (offBar(v, run) || "");
+        items.push({ kind: "version", node: shape, line: line, arrow: arrow, note: note, run: run, version: v, cy: cy });
       });
     });
     position();
@@ -162,9 +216,7 @@
           it.node.setAttribute("x", xe - 3.5);
         }
       } else if (it.kind === "version") {
-        var when = it.version.at !== null && it.version.at !== undefined ? it.version.at : runEnd(run);
-        var xv = xOf(when, v), y = it.cy;
-        it.node.setAttribute("d", "M" + xv + " " + (y - DIAMOND) + "L" + (xv + DIAMOND) + " " + y + "L" + xv + " " + (y + DIAMOND) + "L" + (xv - DIAMOND) + " " + y + "Z");
+        placeVersion(it, v);
       } else if (it.kind === "fork") {
         var at = run.parent.time !== null ? run.parent.time : run.start;
         var xp = xOf(at, v), xc = xOf(run.start, v);
@@ -175,6 +227,32 @@
     drawAxis(v, t);
     var reset = document.getElementById("tl-reset");
     if (reset) reset.disabled = view === null;
+  }
+
+  /* a version on its bar, off it within the view (a dotted line back to the bar), or past
+     the view's edge: pinned there with an arrow and its label */
+  function placeVersion(it, v) {
+    var run = it.run, y = it.cy, when = versionTime(it.version, run);
+    var xv = xOf(when, v), left = LABEL_W + DIAMOND + 2, right = LABEL_W + plotW - DIAMOND - 2;
+    var off = offBar(it.version, run);
+    var side = !off ? 0 : xv > right ? 1 : xv < left ? -1 : 0;   /* one on its bar scrolls away with it */
+    if (side) xv = side > 0 ? right - 8 : left + 8;
+    it.node.setAttribute("d", "M" + xv + " " + (y - DIAMOND) + "L" + (xv + DIAMOND) + " " + y + "L" + xv + " " + (y + DIAMOND) + "L" + (xv - DIAMOND) + " " + y + "Z");
+    if (off) {
+      var xb = xOf(when > runEnd(run) ? runEnd(run) : run.start, v);
+      it.line.setAttribute("x1", xb); it.line.setAttribute("x2", xv);
+      it.line.setAttribute("y1", y); it.line.setAttribute("y2", y);
+    }
+    it.line.setAttribute("display", off ? "inline" : "none");
+    it.arrow.setAttribute("display", side ? "inline" : "none");
+    it.note.setAttribute("display", side ? "inline" : "none");
+    it.node.parentNode.classList.toggle("tl-at-edge", !!side);
+    if (!side) return;
+    var xa = xv + side * (DIAMOND + 3);
+    it.arrow.setAttribute("d", "M" + xa + " " + (y - 4) + "L" + (xa + side * 5) + " " + y + "L" + xa + " " + (y + 4) + "Z");
+    it.note.setAttribute("x", xv - side * (DIAMOND + 4));
+    it.note.setAttribute("y", y + 4);
+    it.note.setAttribute("text-anchor", side > 0 ? "end" : "start");
   }
 
   function schedule() {
@@ -266,7 +344,7 @@
       return [[v.label + (v.state === "unlinked" ? " (unlinked)" : v.state === "missing" ? " (missing)" : ""), "tl-tip-head"],
               ["type: " + (v.type || "-")],
               ["created: " + (v.created !== null ? localTime(v.created) : "unknown")],
-              ["made by: " + run.name]];
+              ["made by: " + run.name + (offBar(v, run) ? ", " + offBar(v, run).replace("made ", "") : "")]];
     }
     var lines = [[run.name, "tl-tip-head"], ["status: " + run.status, "status-line status-" + run.status],
                  ["start: " + localTime(run.start)]];

@@ -6,6 +6,7 @@ they left with the real readers: run.json, the event logs, manifests, the catalo
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import shutil
@@ -143,6 +144,53 @@ def test_the_crash_and_the_kill_left_what_a_real_one_leaves(demo):
     assert doc["status"] == "running"
     assert time.time() - (lost / "heartbeat").stat().st_mtime > 120
     assert 0 < max(nb.read_scalars(lost)["train/loss"].steps) <= 1400
+
+
+def epoch(iso: str) -> float:
+    return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def test_runs_spread_over_days_and_last_minutes_to_hours(demo):
+    root, _ = demo
+    now = time.time()
+    docs = [doc for project in (LLM, "vit-ablations") for _, doc in runs(root, project).values()]
+    starts = [epoch(d["start_time"]) for d in docs]
+    assert max(starts) - min(starts) > 2 * 86400
+    assert now - 12 * 86400 < min(starts) and max(starts) < now - 86400 / 2
+    hours = {d["name"]: (epoch(d["end_time"]) - epoch(d["start_time"])) / 3600
+             for d in docs if d.get("end_time")}
+    assert hours["eval-mmlu"] < 1 and hours["vit-s16-baseline"] < 1 and hours["prepare-data"] < 2
+    assert all(hours[n] > 1 for n in TRAINING - {"wide-d2048"})
+    assert max(e for d in docs if d.get("end_time") for e in [epoch(d["end_time"])]) < now
+    # the versions the runs made are dated on their day too; v1 of the datasets before them
+    v2 = nb.get_artifact("datasets/fineweb-edu:v2", dir=root).manifest["created_at"]
+    v1 = nb.get_artifact("datasets/fineweb-edu:v1", dir=root).manifest["created_at"]
+    prepare = runs(root, LLM)["prepare-data"][1]
+    assert epoch(v1) < epoch(prepare["start_time"]) <= epoch(v2) <= epoch(prepare["end_time"]) + 1
+
+
+def test_every_points_wall_time_lies_in_its_runs_span(demo):
+    root, _ = demo
+    for project in (LLM, "vit-ablations"):
+        for name, (folder, doc) in runs(root, project).items():
+            start = epoch(doc["start_time"])
+            end = (epoch(doc["end_time"]) if doc.get("end_time")
+                   else (folder / "heartbeat").stat().st_mtime)
+            first_own = doc["parent"]["step"] + 1 if doc.get("parent") else 0
+            for key, scalar in nb.read_scalars(folder).items():
+                walls = [w for s, w in zip(scalar.steps, scalar.wall_times) if s >= first_own]
+                if not walls:          # a fork's eval or system scalar copied whole
+                    continue
+                assert start - 1 <= min(walls) and max(walls) <= end + 1, (name, key)
+            if name == "lr6e-4-long":          # session 1 logs from its own start on
+                second = epoch(doc["sessions"][1]["start_time"])
+                assert second - epoch(doc["sessions"][0]["start_time"]) > 6 * 3600
+                loss = nb.read_scalars(folder)["train/loss"]
+                assert all(w >= second - 1 for s, w in zip(loss.steps, loss.wall_times)
+                           if s >= 1500)
+    lost, _ = runs(root, LLM)["wide-d2048"]
+    last = max(nb.read_scalars(lost)["train/loss"].wall_times)
+    assert 0 <= (lost / "heartbeat").stat().st_mtime - last < 600
 
 
 def test_the_resumed_run_has_two_sessions_and_restarts_from_an_earlier_step(demo):

@@ -6,6 +6,7 @@ import random
 import struct
 import time
 
+from . import clock
 from .curves import throughput
 from .plan import RunSpec
 from .terminal import Bar, paint, print_header
@@ -63,6 +64,7 @@ def evaluate_mmlu(run, spec: RunSpec, resumed: bool = False) -> None:
     bar = Bar(len(SUBJECTS) * BATCHES_PER_SUBJECT, "mmlu", unit="batch", every=4,
               seconds_per_unit=spec.config["batch_size"] / 410)
     step = 0
+    clock.start()
     for subject in SUBJECTS:
         group = category(subject)
         got = 0

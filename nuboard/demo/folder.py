@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from .data import DATA_FOLDER, data_dir, write_images, write_token_shards
+from .data import DATA_FOLDER, data_dir
 from .errors import DemoConflictError
 from .plan import DATASETS, PROJECTS, RUNS
 
@@ -84,7 +84,7 @@ def write_demo(root: "str | os.PathLike[str]", *, progress: Callable[[str], None
         raise
     try:
         progress(f"Writing the NuBoard demo into {root} ({len(RUNS)} runs, as real processes)")
-        add_datasets(where)
+        _add_datasets_replayed(where)
         progress(f"  {DATASETS + '/fineweb-edu:v1, imagenet-100:v1':<40s} "
                  f"references to {data_dir(root)}")
         runs = _write_runs(where, progress, parallel)
@@ -96,23 +96,24 @@ def write_demo(root: "str | os.PathLike[str]", *, progress: Callable[[str], None
     return Demo(root, True, runs, seconds)
 
 
-def add_datasets(root: Path) -> None:
-    """fineweb-edu v1 and imagenet-100 v1, added outside any run, as references."""
-    import nuboard as nb
-    data = data_dir(root)
-    fineweb = write_token_shards(data / "fineweb-edu" / "2026-09", train=4, seed=1,
-                                 snapshot="2026-09")
-    nb.add_artifact(DATASETS, "fineweb-edu", fineweb, type="dataset", reference=True, dir=root,
-                    description="FineWeb-Edu, Sep 2026 snapshot: deduplicated, edu score >= 3, "
-                                "GPT-2 tokens",
-                    metadata={"tokens": "10B", "docs": 8_100_000, "snapshot": "CC-MAIN-2026-09",
-                              "tokenizer": "gpt2", "min_edu_score": 3})
-    images = write_images(data / "imagenet-100")
-    nb.add_artifact(DATASETS, "imagenet-100", images, type="dataset", reference=True, dir=root,
-                    description="ImageNet-100: 100 ImageNet-1k classes (the CMC subset), a sample "
-                                "of its images",
-                    metadata={"classes": 100, "train_images": 126_689, "val_images": 5_000,
-                              "resolution": 224})
+def _add_datasets_replayed(root: Path) -> None:
+    """add_datasets in a child on the replay clock: ten days before the demo's day, 16:00."""
+    import subprocess
+    import sys
+
+    from .clock import CLOCK_VAR, clock_value
+    from .errors import DemoFailedError
+    from .job import DATASETS_KEY
+    from .plan import DAY
+    from .pool import REPLAY, child_env, midnight
+    env = child_env(root)
+    env[CLOCK_VAR] = clock_value(midnight() - 10 * DAY + 16 * 3600, 1.0)
+    done = subprocess.run([sys.executable, str(REPLAY), DATASETS_KEY, "--dir", str(root)],
+                          env=env, cwd=root, stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True)
+    if done.returncode:
+        lines = (done.stderr or done.stdout or "(it printed nothing)").strip().splitlines()
+        raise DemoFailedError(f"the demo's datasets were not added: {lines[-1]}")
 
 
 def _write_runs(root: Path, progress: Callable[[str], None], parallel: int | None) -> dict:

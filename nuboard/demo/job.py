@@ -2,6 +2,10 @@
 
     python -m nuboard.demo.job llm-pretrain/lr1e-3-s1 --dir experiments
     python -m nuboard.demo.job llm-pretrain/lr6e-4-long --dir experiments --resume <run_id>
+    python -m nuboard.demo.job datasets --dir experiments     # fineweb-edu v1, imagenet-100 v1
+
+The demo starts it through replay.py, on the run's replay clock (clock.py), whose time starts
+to pass at the first step (language.Pace) and stops after the last.
 
 The run's id is written, as JSON, to the file $NUBOARD_DEMO_RESULT names (when set), as soon
 as the run has started, so the demo can resume or fork it. A run whose story ends in a crash
@@ -16,6 +20,7 @@ import sys
 from pathlib import Path
 
 RESULT_VAR = "NUBOARD_DEMO_RESULT"
+DATASETS_KEY = "datasets"
 SYSTEM_INTERVAL = 0.1        # seconds: a run of about a second gets a handful of samples
 FLUSH_INTERVAL = 0.2
 
@@ -45,6 +50,12 @@ def main(argv: "list[str] | None" = None) -> int:
     args = parse_args(argv)
     import nuboard as nb
 
+    from . import clock
+    if args.key == DATASETS_KEY:
+        from .datasets import add_datasets
+        clock.start()
+        add_datasets(Path(args.dir))
+        return 0
     from .data import data_dir
     from .plan import run_spec
     from .terminal import paint
@@ -62,7 +73,9 @@ def main(argv: "list[str] | None" = None) -> int:
         report_start(run)
         try:
             loop(run, spec, resumed=bool(args.resume))
+            clock.pause()
         except Exception:
+            clock.pause()          # the crash is marked at the step it happened
             print("\n" + paint("ERROR", "bold", "red") + " training failed:", file=sys.stderr)
             raise
     return 0

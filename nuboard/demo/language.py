@@ -8,6 +8,7 @@ import signal
 import time
 import warnings
 
+from . import clock
 from .curves import LanguageCurve, cosine_lr, throughput
 from .data import data_dir, write_checkpoint, write_token_shards
 from .plan import FINEWEB_V2, STEP_SECONDS, RunSpec
@@ -19,9 +20,11 @@ TOKENS_PER_GPU = 76_000.0          # tokens/s of one GPU for the 1024-wide model
 
 
 class Pace:
-    """Spreads steps over wall time, so points and system samples land at realistic steps."""
+    """Spreads steps over wall time, so points and system samples land at realistic steps.
+    Made just before the first step: the run's replay clock starts to move then."""
 
     def __init__(self, first: int, seconds_per_step: float = STEP_SECONDS):
+        clock.start()
         self.first = first
         self.per_step = seconds_per_step
         self.began = time.monotonic()
@@ -99,6 +102,7 @@ def train_language_model(run, spec: RunSpec, resumed: bool = False) -> None:
     if spec.preempt_at is not None and not resumed:
         end = spec.preempt_at + 1
     _loop(run, spec, curve, first, end)
+    clock.pause()                   # saving the checkpoint takes seconds, not a replayed hour
     if spec.saves_model and run.rank == 0:
         save_model(run, spec, curve)
 
@@ -147,6 +151,7 @@ def _loop(run, spec: RunSpec, curve: LanguageCurve, first: int, end: int) -> Non
             bar.write(paint("SIGTERM", "yellow") + f": preempted at step {step}; the last "
                       f"checkpoint is step {spec.resume_from}")
             bar.close()
+            clock.pause()
             os.kill(os.getpid(), signal.SIGTERM)        # as the scheduler would
             time.sleep(5)
     bar.close()

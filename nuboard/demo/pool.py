@@ -2,7 +2,8 @@
 
 Each run is a real process (`python -m nuboard.demo.job`), so the console copy, the system
 sampler, the SIGTERM hook and a SIGKILL behave as they do for a training script. A run with
-two ranks is two processes that share a launcher identity, as torchrun gives them.
+two ranks is two processes that share a launcher identity, as torchrun gives them. Each runs
+on its replay clock (clock.py): on its day of the plan, its hours passing in about a second.
 """
 from __future__ import annotations
 
@@ -16,16 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .clock import CLOCK_VAR, clock_value
 from .errors import DemoFailedError
 from .job import RESULT_VAR
-from .plan import RunSpec
+from .plan import RunSpec, began, speed
 
 RANK_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
              "TORCHELASTIC_RUN_ID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NTASKS", "SLURM_JOB_ID",
              "SLURM_STEP_ID", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
              "OMPI_COMM_WORLD_SIZE", "OMPI_MCA_ess_base_jobid", "OMPI_MCA_orte_ess_jobid",
              "PMIX_NAMESPACE")
-LOST_AGE = 15 * 60.0        # seconds the heartbeat of the killed run is aged by (lost is > 120 s)
+REPLAY = Path(__file__).with_name("replay.py")
 SIGKILL_CODE, SIGTERM_CODE = -9, -15
 
 
@@ -93,6 +95,7 @@ class Pool:
         self.progress = progress
         self.run_ids: dict[str, str] = {}          # task key -> run id
         self._launch = uuid.uuid4().hex[:12]
+        self.midnight = midnight()
 
     def run(self, tasks: list[Task]) -> dict[str, str]:
         """Run every task; return the run id of each run by its key. DemoFailedError when a
@@ -129,7 +132,7 @@ class Pool:
 
     def _start(self, task: Task) -> list:
         spec = task.spec
-        argv = [sys.executable, "-m", "nuboard.demo.job", spec.key, "--dir", str(self.root)]
+        argv = [sys.executable, str(REPLAY), spec.key, "--dir", str(self.root)]
         if task.session:
             argv += ["--resume", self.run_ids[spec.key + "#0"]]
         if spec.fork_of is not None:
@@ -138,6 +141,7 @@ class Pool:
         for rank in range(spec.ranks):
             env = child_env(self.root)
             env[RESULT_VAR] = str(self._path(task, "json"))
+            env[CLOCK_VAR] = clock_value(began(spec, self.midnight, task.session), speed(spec))
             if spec.ranks > 1:
                 env.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(spec.ranks),
                            LOCAL_WORLD_SIZE=str(spec.ranks), MASTER_ADDR="127.0.0.1",
@@ -159,7 +163,7 @@ class Pool:
                                   + self._tail(task)) from None
         self.run_ids[task.key] = run_id
         if task.spec.kill_at is not None:
-            age_heartbeat(self.root / task.spec.project / "runs" / run_id / "heartbeat")
+            last_seen(self.root / task.spec.project / "runs" / run_id)
         self.progress(f"  {task.spec.key:<40s} {task.outcome()}")
 
     def _fail(self, task: Task, procs: list) -> None:
@@ -191,10 +195,23 @@ def child_env(root: Path) -> dict:
     return env
 
 
-def age_heartbeat(path: Path) -> None:
-    """Make a killed run's heartbeat old enough (over 120 s) to show the run as lost now."""
-    when = time.time() - LOST_AGE
-    try:
-        os.utime(path, (when, when))
-    except OSError:
-        pass
+def midnight() -> float:
+    """The start of today, local time: the demo's days are counted back from it."""
+    now = time.localtime()
+    return time.mktime((now.tm_year, now.tm_mon, now.tm_mday, 0, 0, 0, 0, 0, -1))
+
+
+def last_seen(folder: Path) -> None:
+    """Date a killed run's heartbeat, run.json and logs to its last point, on its replayed
+    day, as a run that died then would have left them (its heartbeat is days old: lost)."""
+    import nuboard as nb
+    walls = [max(s.wall_times) for s in nb.read_scalars(folder).values() if len(s.wall_times)]
+    if not walls:
+        return
+    when = max(walls)
+    for path in folder.iterdir():
+        if path.name in ("heartbeat", "run.json") or path.name.startswith("events."):
+            try:
+                os.utime(path, (when, when))
+            except OSError:
+                pass
