@@ -24,10 +24,15 @@ pytestmark = pytest.mark.browser
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The demo, served; `pages` maps a name to each page a user of the demo reaches."""
+    """The demo with two saved views, served; `pages` maps a name to each page a user reaches."""
     from nuboard.demo import write_demo
+    from nuboard.web import views
     root = tmp_path_factory.mktemp("browser-layout") / "experiments"
     runs = write_demo(root, progress=lambda _line: None).runs
+    for name, query, chosen in (("baseline runs", "tag:baseline", [runs["llm-pretrain/lr1e-3-s1"]]),
+                                ("the learning-rate sweep, finished", "tag:sweep status:finished", [])):
+        views.save_view(root, "llm-pretrain", views.make_view(name, query, ["status", "name"], "start",
+                                                              True, chosen))
     proc, url = serve(root)
     run = f"{url}/p/llm-pretrain/.run/{runs['llm-pretrain/lr1e-3-s1']}"
     pages = {"index": f"{url}/", "runs": f"{url}/p/llm-pretrain",
@@ -188,12 +193,16 @@ def test_saved_views_become_a_strip_above_the_table_below_1200_px(site, browser)
     context, page = open_page(browser, width=1024)
     try:
         page.goto(site.pages["runs"])
+        expect(page.locator(".side .view-link")).to_have_count(2)
         side = page.locator(".side").bounding_box()
         query = page.locator("#query-form").bounding_box()
         assert side["y"] + side["height"] <= query["y"] + 1, (side, query)
         assert side["height"] < 120, side
         assert side["width"] > 900, side
         expect(page.locator("#save-view button[type=submit]")).to_be_visible()
+        brand, toggle = (page.locator(sel).bounding_box() for sel in (".brand", "#theme-toggle"))
+        middle = lambda box: box["y"] + box["height"] / 2                       # noqa: E731
+        assert abs(middle(brand) - middle(toggle)) < 8, "the header should stay on one line (the root cut short)"
         shot(page, "layout-runs-1024")
     finally:
         context.close()
