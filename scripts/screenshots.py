@@ -30,6 +30,7 @@ import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))                # this checkout's nuboard, for the demo and `nuboard up`
 CHROMIUM = "/usr/bin/chromium"
 PAGES = ("index", "runs", "runs-query", "run-overview", "run-console", "run-files", "run-charts",
          "charts", "timeline", "artifacts", "artifact", "lineage")
@@ -46,8 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", type=int, nargs="+", default=[1440],
                         help="viewport widths in px (default: 1440)")
     parser.add_argument("--dark", action="store_true", help="the dark theme instead of the light")
-    parser.add_argument("--pages", nargs="+", choices=PAGES, default=list(PAGES),
-                        help="which pages (default: all)")
+    parser.add_argument("--pages", nargs="+", choices=PAGES, default=list(PAGES), metavar="PAGE",
+                        help=f"which pages (default: all): {', '.join(PAGES)}")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="nuboard-shots-") as tmp:
