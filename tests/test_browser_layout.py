@@ -112,6 +112,12 @@ def test_the_light_system_scheme_gives_a_light_page(site, browser):
         assert luminance(page.evaluate("getComputedStyle(document.body).backgroundColor")) > 0.8
         assert luminance(page.evaluate("getComputedStyle(document.body).color")) < 0.1
         expect(page.locator("#theme-toggle")).to_have_attribute("aria-label", "Switch to the dark theme")
+        page.evaluate("""() => { window.heard = [];
+            document.addEventListener('nuboard:theme', e => window.heard.push(e.detail.theme)); }""")
+        page.emulate_media(color_scheme="dark")             # the system switches: the page follows
+        expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+        assert page.evaluate("window.heard") == ["dark"]
+        expect(page.locator("#theme-toggle")).to_have_attribute("aria-label", "Switch to the light theme")
     finally:
         context.close()
 
