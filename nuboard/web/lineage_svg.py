@@ -3,7 +3,9 @@
 Pure: a Graph (nuboard/web/lineage.py) in, markup out. Every text and attribute is escaped
 (run and artifact names, types and descriptions are user input); each node is an `<a>` with
 its `<title>` for hover and `class`, `data-kind`, `data-key` and `data-column` for tests and
-scripts. Colours are presentation attributes, so the page's CSS can override them by class.
+scripts. No colour is written here: the boxes (`box`), texts (`name`, `detail`), a run's status
+bar (`status`, under the node's `st-<status>` class) and the edges (`edge`, `near` for the centre's)
+are coloured by static/nuboard.css through the theme's variables, in light and dark alike.
 """
 from __future__ import annotations
 
@@ -21,9 +23,6 @@ LINE1 = (12.5, 1.06)        # font size (px) and how much wider bold text runs
 LINE2 = (11.0, 1.0)
 TEXT_ROOM = NODE_W - 14 - 10  # from the inset to a little before the right edge
 
-STATUS_COLOURS = {"running": "#1b7f3b", "finished": "#1f4aa8", "crashed": "#b42318",
-                  "failed": "#b42318", "lost": "#b42318", "killed": "#a15c00"}
-GREY = "#9aa1ad"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
@@ -99,8 +98,8 @@ def _edge(edge, spot: dict, centre: str) -> str:
     x1, y1, x2, y2 = sx + NODE_W, sy + NODE_H / 2, tx, ty + NODE_H / 2
     bend = max(COL_GAP / 2, (x2 - x1) / 2)
     near = centre in (edge.source, edge.target)
-    return (f'<path class="edge {_x(edge.kind)}" data-source="{_x(edge.source)}" '
-            f'data-target="{_x(edge.target)}" stroke="{"#7d8696" if near else "#b7bdc8"}" '
+    return (f'<path class="edge {_x(edge.kind)}{" near" if near else ""}" data-source="{_x(edge.source)}" '
+            f'data-target="{_x(edge.target)}" '
             f'd="M{x1:g},{y1:g} C{x1 + bend:g},{y1:g} {x2 - bend:g},{y2:g} {x2:g},{y2:g}"/>')
 
 
@@ -115,28 +114,17 @@ def _node(node, at: tuple[float, float], is_centre: bool, run_url, version_url, 
         classes.append("unlinked")
     if node.kind == "run" and node.status:
         classes.append(f"st-{node.status}")
-    faint = node.missing or node.unlinked or node.kind == "more"
-    fill = "#dbe6fb" if is_centre else ("#f4f5f7" if faint else
-                                        "#eef3fd" if node.kind == "version" else "#ffffff")
-    stroke = "#2457c5" if is_centre else ("#aab1bf" if faint else
-                                          "#7b9be0" if node.kind == "version" else "#c4c9d3")
-    shape = (f'<rect x="{x:g}" y="{y:g}" width="{NODE_W}" height="{NODE_H}" '
-             f'rx="{NODE_H / 2 - 4:g}" ' if node.kind == "version" else
-             f'<rect x="{x:g}" y="{y:g}" width="{NODE_W}" height="{NODE_H}" rx="2" ')
-    shape += (f'fill="{fill}" stroke="{stroke}" stroke-width="{2.5 if is_centre else 1}"'
-              + (' stroke-dasharray="4 3"' if faint else "") + "/>")
+    rx = f"{NODE_H / 2 - 4:g}" if node.kind == "version" else "2"
+    shape = f'<rect class="box" x="{x:g}" y="{y:g}" width="{NODE_W}" height="{NODE_H}" rx="{rx}"/>'
     first, second = _lines(node)
     inset = 14 if node.kind == "version" else 12
     parts = [f"<title>{_x(_title(node))}</title>", shape]
     if node.kind == "run":
-        colour = STATUS_COLOURS.get(node.status or "", GREY)
-        parts.append(f'<rect class="status" x="{x:g}" y="{y:g}" width="5" height="{NODE_H}" '
-                     f'fill="{colour}"/>')
-    ink = "#6b7280" if faint else "#1d2330"
-    parts.append(f'<text x="{x + inset:g}" y="{y + 16:g}" font-size="12.5" font-weight="600" '
-                 f'fill="{ink}">{_x(first)}</text>')
+        parts.append(f'<rect class="status" x="{x:g}" y="{y:g}" width="5" height="{NODE_H}"/>')
+    parts.append(f'<text class="name" x="{x + inset:g}" y="{y + 16:g}" font-size="12.5" '
+                 f'font-weight="600">{_x(first)}</text>')
     if second:
-        parts.append(f'<text x="{x + inset:g}" y="{y + 31:g}" font-size="11" fill="#6b7280">'
+        parts.append(f'<text class="detail" x="{x + inset:g}" y="{y + 31:g}" font-size="11">'
                      f'{_x(second)}</text>')
     attrs = (f'class="{_x(" ".join(classes))}" data-kind="{_x(node.kind)}" '
              f'data-key="{_x(node.key)}" data-column="{node.column}"')

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Full-page screenshots of every viewer page, at chosen widths, in the light or dark theme.
+
+    python3 scripts/screenshots.py                         # the demo, 1440 px, light
+    python3 scripts/screenshots.py --width 1024 390 --dark --out /tmp/shots
+    python3 scripts/screenshots.py --root ~/experiments --pages runs charts
+
+Without --root it writes the demo (nuboard.demo.write_demo) into a temporary folder; with it,
+it serves that folder as it is (a demo folder or any experiments root). It starts
+`nuboard up ROOT --port 0`, finds a project (the one with the most runs), a run and two
+artifact versions through the JSON twins, and with Playwright's Chromium (/usr/bin/chromium)
+saves one PNG per page and width into --out as PAGE-WIDTH[-dark].png, printing each path.
+A page that scrolls sideways is reported with "scrolls sideways" after its path; the exit
+code is non-zero only on an error. The theme is the browser's prefers-color-scheme, so the
+pages follow it as they would for a user who never pressed the theme button.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))                # this checkout's nuboard, for the demo and `nuboard up`
+CHROMIUM = "/usr/bin/chromium"
+PAGES = ("index", "runs", "runs-query", "run-overview", "run-console", "run-files", "run-charts",
+         "charts", "timeline", "artifacts", "artifact", "lineage")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog="example: python3 scripts/screenshots.py --width 1440 1024 390 --dark",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--root", type=Path, help="serve this folder instead of a fresh demo")
+    parser.add_argument("--out", type=Path, default=REPO / "test-screenshots" / "pages",
+                        help="where the PNGs go (default: test-screenshots/pages)")
+    parser.add_argument("--width", type=int, nargs="+", default=[1440],
+                        help="viewport widths in px (default: 1440)")
+    parser.add_argument("--dark", action="store_true", help="the dark theme instead of the light")
+    parser.add_argument("--pages", nargs="+", choices=PAGES, default=list(PAGES), metavar="PAGE",
+                        help=f"which pages (default: all): {', '.join(PAGES)}")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory(prefix="nuboard-shots-") as tmp:
+        root = args.root
+        if root is None:
+            from nuboard.demo import write_demo
+            root = Path(tmp) / "demo"
+            write_demo(root, progress=lambda line: None)
+        proc, base = serve(root)
+        try:
+            urls = page_urls(base, args.pages)
+            shoot(urls, args.width, args.dark, args.out)
+        finally:
+            stop(proc)
+    return 0
+
+
+def serve(root: Path) -> tuple[subprocess.Popen, str]:
+    """`nuboard up ROOT --port 0` and its base URL (no trailing slash)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", "up", str(root), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    line = proc.stdout.readline()
+    match = re.search(r"at (http://\S+)/", line)
+    if match is None:
+        proc.kill()
+        raise SystemExit(f"nuboard up printed {line!r}: {proc.stderr.read()}")
+    return proc, match.group(1)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=60) as response:
+        return json.load(response)
+
+
+def page_urls(base: str, wanted: list[str]) -> dict[str, str]:
+    """The URL of each wanted page that this root has (no runs: no run pages)."""
+    q = urllib.parse.quote
+    projects = get_json(f"{base}/api/projects")["projects"]
+    runs_of = {p: get_json(f"{base}/api/p/{q(p)}/runs")["runs"] for p in projects}
+    project = max(projects, key=lambda p: len(runs_of[p]), default=None)
+    urls = {"index": f"{base}/", "artifacts": f"{base}/artifacts"}
+    if project is not None:
+        p = q(project)
+        runs = runs_of[project]
+        urls.update({"runs": f"{base}/p/{p}", "runs-query": f"{base}/p/{p}?q=status%3Afinished",
+                     "charts": f"{base}/p/{p}/.charts", "timeline": f"{base}/p/{p}/.timeline",
+                     "artifacts": f"{base}/p/{p}/.artifacts"})
+        if runs:
+            run = next((r for r in runs if r.get("status") == "finished" and r.get("world_size") == 1
+                        and r.get("name", "").startswith("lr")), runs[-1])
+            at = f"{base}/p/{p}/.run/{q(run['id'])}"
+            urls.update({"run-overview": at, "run-console": f"{at}?tab=console",
+                         "run-files": f"{at}/files/", "run-charts": f"{base}/p/{p}/.charts?runs={q(run['id'])}"})
+    artifacts = get_json(f"{base}/api/artifacts")["artifacts"]
+    if artifacts:
+        def at(a: dict) -> str:
+            return f"{base}/p/{q(a['project'])}/.artifact/{q(a['name'])}/v{a['latest']}"
+        urls["artifact"] = at(max(artifacts, key=lambda a: a["files"]))
+        urls["lineage"] = at(next((a for a in artifacts if a["project"] == project), artifacts[0]))
+    return {name: urls[name] for name in wanted if name in urls}
+
+
+def shoot(urls: dict[str, str], widths: list[int], dark: bool, out: Path) -> None:
+    from playwright.sync_api import sync_playwright
+    out.mkdir(parents=True, exist_ok=True)
+    scheme = "dark" if dark else "light"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                                           "--disable-background-networking", "--disable-sync"])
+        try:
+            for width in widths:
+                context = browser.new_context(viewport={"width": width, "height": 900},
+                                              color_scheme=scheme, bypass_csp=True)
+                page = context.new_page()
+                for name, url in urls.items():
+                    page.goto(url, wait_until="load")
+                    settle(page, name)
+                    path = out / f"{name}-{width}{'-dark' if dark else ''}.png"
+                    page.screenshot(path=str(path), full_page=True)
+                    wide = page.evaluate("document.scrollingElement.scrollWidth > window.innerWidth")
+                    print(f"{path}{'  scrolls sideways' if wide else ''}", flush=True)
+                context.close()
+        finally:
+            browser.close()
+
+
+def settle(page, name: str) -> None:
+    """Wait for what the page draws after loading (charts, the timeline), a few seconds at most."""
+    try:
+        page.wait_for_load_state("networkidle", timeout=4000)
+    except Exception:                       # a live page keeps polling: take it as it is
+        pass
+    selector = {"charts": "figure.chart canvas", "run-charts": "figure.chart canvas",
+                "timeline": "#timeline svg", "lineage": "#lineage svg"}.get(name)
+    if selector:
+        try:
+            page.wait_for_selector(selector, timeout=5000)
+        except Exception:
+            pass
+    time.sleep(0.3)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
