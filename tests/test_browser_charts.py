@@ -274,3 +274,54 @@ def test_the_run_page_charts_tab_draws_the_run_s_charts(page, root, make_run):
         assert not errors
     finally:
         shutdown(proc)
+
+
+def test_charts_follow_the_theme(page, root, make_run):
+    ids = three_runs(make_run, charts=("train/loss",))
+    proc, url = serve(root)
+    count = """f => { const c = f.querySelector('canvas'), d = c.getContext('2d')
+        .getImageData(0, 0, c.width, c.height).data; let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i] === 200 && d[i + 1] === 30 && d[i + 2] === 120) n++;
+        return n; }"""
+    try:
+        errors = watch_errors(page)
+        page.goto(f"{url}/p/llm/.charts?runs={','.join(ids.values())}")
+        loss = drawn(page, "train/loss")
+        assert loss.evaluate(count) == 0
+        page.evaluate("""() => { document.documentElement.style.setProperty('--grid', 'rgb(200, 30, 120)');
+            document.dispatchEvent(new Event('nuboard:theme')); }""")
+        page.wait_for_function("""() => { const c = document.querySelector('figure.chart canvas');
+            return c && c.isConnected; }""")
+        assert loss.evaluate(count) > 100               # the grid lines took the theme's colour
+        assert not errors
+    finally:
+        shutdown(proc)
+
+
+def test_group_by_draws_one_line_per_group_with_a_band(page, root, make_run):
+    for name, group, scale in (("a1", "lr-a", 1.0), ("a2", "lr-a", 1.2), ("b1", "lr-b", 3.0),
+                               ("b2", "lr-b", 3.3)):
+        make_run("llm", {"train/loss": [(i, scale / (i + 1)) for i in range(50)]}, run_name=name,
+                 group=group)
+    proc, url = serve(root)
+    try:
+        errors = watch_errors(page)
+        page.goto(f"{url}/p/llm/.charts")
+        drawn(page, "train/loss")
+        if page.locator("#group-by").count() == 0:
+            pytest.skip("this branch's server does not offer grouping yet (group_keys)")
+        page.select_option("#group-by", "group")
+        page.wait_for_function("document.querySelectorAll('.legend-groups li').length === 2")
+        legend = page.inner_text(".legend-groups")
+        assert "lr-a" in legend and "lr-b" in legend and "(2 runs)" in legend
+        loss = page.locator('figure.chart[data-name="train/loss"]')
+        page.wait_for_function("document.querySelector('figure.chart').dataset.series.includes('lr-a')")
+        assert [r.split(" ")[0] for r in hover(page, loss, 0.2)] == ["lr-b", "lr-a"]
+        assert "group=group" in page.url
+        shot(page, "charts-grouped")
+        page.reload()
+        drawn(page, "train/loss")
+        assert page.input_value("#group-by") == "group"
+        assert not errors
+    finally:
+        shutdown(proc)
