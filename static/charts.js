@@ -127,12 +127,17 @@
      copied history and its own points, a pause in wall time): uPlot draws a gap there */
   function withBreaks(xs, ys) {
     if (xs.length < 4) return [xs, ys];
-    var diffs = [];
-    for (var i = 1; i < xs.length; i++) diffs.push(xs[i] - xs[i - 1]);
-    var sorted = diffs.slice().sort(function (a, b) { return a - b; });
-    var typical = sorted[Math.floor(sorted.length / 2)];
+    var diffs = [], steps = [];
+    for (var i = 1; i < xs.length; i++) {
+      diffs.push(xs[i] - xs[i - 1]);
+      if (xs[i] > xs[i - 1]) steps.push(xs[i] - xs[i - 1]);
+    }
+    steps.sort(function (a, b) { return a - b; });
+    var typical = steps[Math.floor(steps.length / 2)];
     if (!(typical > 0)) return [xs, ys];
-    var limit = typical * 20, ox = [xs[0]], oy = [ys[0]];
+    // downsampled data pairs a bucket's min and max at nearly one x: a break is also a
+    // twentieth of the whole span at least
+    var limit = Math.max(typical * 20, (xs[xs.length - 1] - xs[0]) / 20), ox = [xs[0]], oy = [ys[0]];
     for (var j = 1; j < xs.length; j++) {
       if (diffs[j - 1] > limit) { ox.push((xs[j] + xs[j - 1]) / 2); oy.push(null); }
       ox.push(xs[j]); oy.push(ys[j]);
