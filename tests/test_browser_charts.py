@@ -325,3 +325,31 @@ def test_group_by_draws_one_line_per_group_with_a_band(page, root, make_run):
         assert not errors
     finally:
         shutdown(proc)
+
+
+def test_a_jump_in_x_is_a_gap_not_a_line(page, root, make_run):
+    points = [(i, 0.5) for i in range(100)] + [(i, 0.5) for i in range(1000, 1100)]
+    run = make_run("llm", {"train/loss": points}, run_name="gappy").name
+    proc, url = serve(root)
+    # pixels near the run's colour in the plot between steps lo and hi
+    inked = """(f, [lo, hi]) => { const c = f.querySelector('canvas'), o = f.querySelector('.u-over');
+        const cb = c.getBoundingClientRect(), ob = o.getBoundingClientRect(), k = c.width / cb.width;
+        const x0 = +f.dataset.xmin, x1 = +f.dataset.xmax, px = v => ob.left - cb.left + (v - x0) / (x1 - x0) * ob.width;
+        const hex = document.querySelector('.legend-runs li').dataset.colour;
+        const rgb = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
+        const d = c.getContext('2d').getImageData(px(lo) * k, (ob.top - cb.top) * k,
+                                                  (px(hi) - px(lo)) * k, ob.height * k).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4)
+          if (Math.abs(d[i] - rgb[0]) + Math.abs(d[i + 1] - rgb[1]) + Math.abs(d[i + 2] - rgb[2]) < 60) n++;
+        return n; }"""
+    try:
+        errors = watch_errors(page)
+        page.goto(f"{url}/p/llm/.charts?runs={run}")
+        loss = drawn(page, "train/loss")
+        assert loss.evaluate(inked, [10, 90]) > 50          # the line is drawn where there are points
+        assert loss.evaluate(inked, [300, 800]) == 0         # and not across the jump
+        shot(page, "charts-gap")
+        assert not errors
+    finally:
+        shutdown(proc)
