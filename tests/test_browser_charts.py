@@ -124,6 +124,17 @@ def test_the_tooltip_lists_the_runs_by_value_and_the_cursor_is_synced(page, root
         shutdown(proc)
 
 
+# opaque pixels of the figure's canvas within a little of a colour ("#rrggbb")
+INKED = """(f, hex) => { const c = f.querySelector('canvas');
+    const rgb = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4)
+      if (d[i + 3] > 200 &&
+          Math.abs(d[i] - rgb[0]) + Math.abs(d[i + 1] - rgb[1]) + Math.abs(d[i + 2] - rgb[2]) < 40) n++;
+    return n; }"""
+
+
 def test_hiding_a_run_in_the_run_list_hides_it_on_every_chart(page, root, make_run):
     ids = three_runs(make_run)
     proc, url = serve(root)
@@ -136,8 +147,15 @@ def test_hiding_a_run_in_the_run_list_hides_it_on_every_chart(page, root, make_r
         assert [r.split(" ")[0] for r in hover(page, loss)] == ["mid", "small"]
         assert [r.split(" ")[0] for r in hover(page, acc)] == ["mid", "small"]
         assert float(loss.get_attribute("data-ymax")) < 2.5      # the y range follows what is shown
-        page.hover(f'.legend-runs li[data-run="{ids["mid"]}"]')  # highlight: no error, still drawn
+        small = page.get_attribute(f'.legend-runs li[data-run="{ids["small"]}"]', "data-colour")
+        before = loss.evaluate(INKED, small)
+        page.hover(f'.legend-runs li[data-run="{ids["mid"]}"]')  # highlight mid: small fades
+        after = loss.evaluate(INKED, small)
+        assert before > 100 and after < before / 4, (before, after)
         shot(page, "charts-big-hidden-mid-highlighted")
+        page.mouse.move(5, 400)
+        page.wait_for_function(f"""() => ({INKED})(document.querySelector('figure.chart[data-name="train/loss"]'),
+                                                  {small!r}) > {before} * 0.8""")
         page.click(f'.legend-runs li[data-run="{ids["big"]}"] .swatch')
         assert [r.split(" ")[0] for r in hover(page, acc)] == ["big", "mid", "small"]
         assert not errors
