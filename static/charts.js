@@ -281,7 +281,7 @@
       };
     }
     if (state.x !== "wall") xAxis.values = kept("xTicks", xAxis.values);
-    var range = function (u, min, max) { return yRange(u, min, max, built.meta); };
+    var range = function (u, min, max) { return yRange(u, min, max, chart.meta); };
     var yAxis = Object.assign({}, axis, { size: 64, values: kept("yTicks", function (u, vals) { return distinctLabels(vals, formatValue); }) });
     return {
       width: width, height: 240, series: series, bands: built.bands,
@@ -364,13 +364,26 @@
     tip.style.top = top + "px";
   }
 
-  function draw(chart) {
+  /* fresh: new data for the same settings (live polling): the chart keeps its plot (and the
+     tooltip its place) when the series are the same, else it is made again */
+  function draw(chart, fresh) {
     var plotEl = $(".plot", chart.el);
     var note = $(".chart-note", chart.el);
+    var built = chart.payload ? build(chart) : null;
+    var shape = built && JSON.stringify([state, plotEl.clientWidth, built.meta.slice(1).map(function (m) {
+      return [m.key, m.label, m.colour, !!m.raw, !!m.edge, !!m.sparse];
+    })]);
+    if (fresh && built && chart.plot && chart.shape === shape) {
+      chart.meta = built.meta;
+      chart.plot.setData(built.data);
+      if (chart.range) chart.plot.setScale("x", { min: chart.range[0], max: chart.range[1] });
+      describe(chart, note);
+      return;
+    }
     if (chart.plot) { chart.plot.destroy(); chart.plot = null; }
     plotEl.textContent = "";
     chart.tip.hidden = true;
-    var built = chart.payload ? build(chart) : null;
+    chart.shape = shape;
     if (!built) {
       note.textContent = state.group ? "No points for these groups at this rank." : "No points for these runs at this rank.";
       chart.el.dataset.series = "";
@@ -387,6 +400,10 @@
     $(".u-over", plot.root).addEventListener("mouseleave", function () { chart.tip.hidden = true; });
     if (chart.range) plot.setScale("x", { min: chart.range[0], max: chart.range[1] });
     if (built.groupKeys.length) groupLegend(built.groupKeys);
+    describe(chart, note);
+  }
+
+  function describe(chart, note) {
     var total = 0, sent = 0, payload = chart.payload;
     var parts = payload.groups && payload.groups.length ? payload.groups.length + " groups" : payload.series.length + " series";
     (payload.series || []).forEach(function (s) { total += s.in_range || 0; sent += s.sent || 0; });
@@ -407,7 +424,7 @@
         if (seq !== chart.seq) return;
         chart.payload = payload;
         showStatus(payload.status || {});
-        draw(chart);
+        draw(chart, true);
       })
       .catch(function (err) { $(".chart-note", chart.el).textContent = "Could not load: " + err; });
   }

@@ -371,3 +371,32 @@ def test_a_jump_in_x_is_a_gap_not_a_line(page, root, make_run):
         assert not errors
     finally:
         shutdown(proc)
+
+
+def test_dragging_zooms_with_finer_data_and_a_double_click_goes_back(page, root, make_run):
+    run = make_run("llm", {"train/loss": [(i, 1.0 / (i + 1)) for i in range(5000)]},
+                   run_name="long").name
+    proc, url = serve(root)
+    try:
+        errors = watch_errors(page)
+        asked: list[str] = []
+        page.on("request", lambda r: asked.append(r.url) if "/.chart?" in r.url else None)
+        page.goto(f"{url}/p/llm/.charts?runs={run}")
+        loss = drawn(page, "train/loss")
+        assert float(loss.get_attribute("data-xmax")) == 4999
+        box = loss.locator(".u-over").bounding_box()
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + box["width"] * 0.2, y)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.4, y, steps=5)
+        page.mouse.up()
+        page.wait_for_function("document.querySelector('.chart-note').textContent.includes('zoomed')")
+        assert "lo=" in asked[-1] and "hi=" in asked[-1]
+        lo, hi = float(loss.get_attribute("data-xmin")), float(loss.get_attribute("data-xmax"))
+        assert 800 < lo < 1200 and 1800 < hi < 2200, (lo, hi)
+        loss.locator(".u-over").dblclick()
+        page.wait_for_function("!document.querySelector('.chart-note').textContent.includes('zoomed')")
+        assert float(loss.get_attribute("data-xmax")) == 4999
+        assert not errors
+    finally:
+        shutdown(proc)
