@@ -527,7 +527,9 @@
     try {
       window.localStorage.setItem(storageKey(), JSON.stringify({
         x: state.x, rank: state.rank, smoothing: state.smoothing, log: state.log,
-        outliers: state.outliers, group: state.group, pins: pins }));
+        outliers: state.outliers, pins: pins,
+        // a page without the group select (the run page) keeps the Charts page's choice
+        group: $("#group-by") ? state.group : stored().group }));
     } catch (e) { /* private mode: the URL still keeps them */ }
   }
 
