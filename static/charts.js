@@ -10,6 +10,7 @@
   function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
 
   var SYNC_KEY = "nuboard-charts";
+  var TIP_ROWS = 16;
   var DEFAULTS = { x: "step", rank: "0", smoothing: 0, log: false, outliers: false, group: "" };
   var charts = [];
   var state = null;
@@ -258,7 +259,7 @@
       series.push({
         label: m.label, stroke: strokeFor(m), width: m.raw ? 1 : (m.edge ? 0 : 1.6), spanGaps: false,
         show: !hidden[m.key],
-        points: { show: function () { return !!m.sparse && !m.raw; }, size: 5, fill: m.colour, stroke: m.colour }
+        points: { show: function () { return !!m.sparse && !m.raw; }, size: 5, fill: strokeFor(m), stroke: strokeFor(m) }
       });
     });
     var axis = { stroke: theme.muted, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 } };
@@ -313,10 +314,14 @@
 
   /* the value of series i nearest to index idx (the joined table has holes where runs' x differ) */
   function valueNear(u, i, idx) {
-    var ys = u.data[i];
-    for (var d = 0; d < 64; d++) {
-      if (idx - d >= 0 && ys[idx - d] !== null && ys[idx - d] !== undefined) return ys[idx - d];
-      if (idx + d < ys.length && ys[idx + d] !== null && ys[idx + d] !== undefined) return ys[idx + d];
+    var ys = u.data[i], left = true, right = true;
+    if (ys[idx] === null) return null;             // in a gap of this series
+    for (var d = 0; d < 64 && (left || right); d++) {
+      var a = ys[idx - d], b = ys[idx + d];
+      if (left && a !== undefined) { if (a !== null) return a; left = false; }
+      if (right && b !== undefined) { if (b !== null) return b; right = false; }
+      if (idx - d <= 0) left = false;
+      if (idx + d >= ys.length - 1) right = false;
     }
     return null;
   }
@@ -335,6 +340,13 @@
     if (!rows.length) { tip.hidden = true; return; }
     var nearest = rows.reduce(function (a, b) { return Math.abs(b.pos - u.cursor.top) < Math.abs(a.pos - u.cursor.top) ? b : a; });
     rows.sort(function (a, b) { return b.value - a.value; });
+    var more = 0;
+    if (rows.length > TIP_ROWS) {        // the largest, and the nearest wherever it ranks
+      var keep = rows.slice(0, TIP_ROWS);
+      if (keep.indexOf(nearest) < 0) keep[TIP_ROWS - 1] = nearest;
+      more = rows.length - TIP_ROWS;
+      rows = keep;
+    }
     tip.textContent = "";
     var head = document.createElement("div");
     head.className = "tip-x";
@@ -355,6 +367,12 @@
       row.appendChild(sw); row.appendChild(name); row.appendChild(val);
       tip.appendChild(row);
     });
+    if (more) {
+      var rest = document.createElement("div");
+      rest.className = "tip-x";
+      rest.textContent = "and " + more + " more";
+      tip.appendChild(rest);
+    }
     tip.hidden = false;
     var box = chart.el.getBoundingClientRect(), ob = over.getBoundingClientRect();
     var left = ob.left - box.left + u.cursor.left + 14, top = ob.top - box.top + u.cursor.top + 14;
