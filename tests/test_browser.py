@@ -113,24 +113,25 @@ def test_chart_two_ranked_runs_and_switch_axis(page, demo):
     page.click("#chart-selected")
     page.wait_for_selector('figure.chart[data-name="train/loss"][data-drawn="1"]', timeout=20000)
     loss = page.locator('figure.chart[data-name="train/loss"]')
-    legend = loss.locator(".u-legend").inner_text()
+    legend = page.inner_text(".legend-runs")
     assert "ddp-lr1e-3-bs128" in legend and "ddp-lr2e-3-bs128" in legend
+    assert "ddp-lr1e-3-bs128" in loss.get_attribute("data-series")
     assert page.locator("section.chart-group.system").count() == 1
     shot(page, "08-charts")
 
     page.select_option("#rank", "all")
     page.wait_for_function(
-        "document.querySelector('figure.chart[data-name=\"train/loss\"] .u-legend')"
-        ".textContent.includes(' r1')")
+        "document.querySelector('figure.chart[data-name=\"train/loss\"]')"
+        ".dataset.series.includes(' r1')")
     assert page.url.endswith("rank=all") or "rank=all" in page.url
     page.select_option("#x-axis", "wall")
     page.wait_for_function(
-        "document.querySelector('figure.chart[data-name=\"train/loss\"] .u-legend')"
-        ".textContent.includes('time')")
+        "document.querySelector('figure.chart[data-name=\"train/loss\"]')"
+        ".dataset.xLabel === 'time'")
     page.select_option("#x-axis", "relative")
     page.wait_for_function(
-        "document.querySelector('figure.chart[data-name=\"train/loss\"] .u-legend')"
-        ".textContent.includes('elapsed')")
+        "document.querySelector('figure.chart[data-name=\"train/loss\"]')"
+        ".dataset.xLabel === 'elapsed'")
     page.fill("#smoothing", "0.9")
     page.dispatch_event("#smoothing", "input")
     page.check("#log-scale")

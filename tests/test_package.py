@@ -64,7 +64,7 @@ def test_wheel_installs_into_a_fresh_venv_and_works(tmp_path):
     try:
         url = up.stdout.readline().split(" at ")[1].split()[0]
         import urllib.request
-        for path, needle in (("p/wheel", b"run"), ("static/nuboard.js", b"uPlot"),
+        for path, needle in (("p/wheel", b"run"), ("static/charts.js", b"uPlot"),
                              ("static/htmx-2.0.11.min.js", b"htmx")):
             with urllib.request.urlopen(url + path, timeout=30) as reply:
                 assert reply.status == 200 and needle in reply.read(), path

@@ -1,0 +1,718 @@
+/* NuBoard Charts (the Charts page and the run page's Charts tab): one run list for every chart
+   (hide, highlight), a tooltip at the cursor, the cursor synced across charts, settings kept in
+   the URL and per project in localStorage, a filter box, pinned charts, group lines with a
+   min-max band, and colours that follow the theme. Everything a user wrote reaches the DOM as
+   text (textContent), never as HTML; no inline scripts (the CSP allows only files). */
+(function () {
+  "use strict";
+
+  function $(sel, root) { return (root || document).querySelector(sel); }
+  function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
+
+  var SYNC_KEY = "nuboard-charts";
+  var TIP_ROWS = 16;
+  var DEFAULTS = { x: "step", rank: "0", smoothing: 0, log: false, outliers: false, group: "" };
+  var charts = [];
+  var state = null;
+  var pins = [];
+  var hidden = {};          // legend key -> true while hidden on every chart
+  var highlight = null;     // legend key hovered in the run list, or null
+  var root = null;
+
+  /* ---- colours ---- */
+
+  /* the run's colour as the page gives it (data-colour from the server's run_colours) */
+  function colourFromTemplate(runId) {
+    var li = root && root.querySelector('.legend-runs li[data-run="' + cssEscape(runId) + '"]');
+    return li && li.dataset.colour ? li.dataset.colour : null;
+  }
+
+  /* only while a page does not say a run's colour: the same pick as nuboard/web/run_colours.py
+     (crc32 of the id over its 20 colours), so a run keeps one colour either way */
+  var FALLBACK = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                  "#7f7f7f", "#bcbd22", "#17becf", "#3b5bdb", "#f59f00", "#0ca678", "#c2255c",
+                  "#6741d9", "#e8590c", "#1098ad", "#5c940d", "#a61e4d", "#495057"];
+  function crc32(text) {
+    var bytes = unescape(encodeURIComponent(text)), crc = -1;
+    for (var i = 0; i < bytes.length; i++) {
+      crc ^= bytes.charCodeAt(i);
+      for (var k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xEDB88320 & -(crc & 1));
+    }
+    return (crc ^ -1) >>> 0;
+  }
+  function runColour(runId) {
+    return colourFromTemplate(runId) || FALLBACK[crc32(runId) % FALLBACK.length];
+  }
+
+  function alpha(hex, a) {
+    var m = /^#?([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex || "");
+    if (!m) return hex;
+    return "rgba(" + parseInt(m[1], 16) + "," + parseInt(m[2], 16) + "," + parseInt(m[3], 16) + "," + a + ")";
+  }
+
+  function cssEscape(text) { return window.CSS && CSS.escape ? CSS.escape(text) : text.replace(/["\\]/g, "\\$&"); }
+
+  /* the theme's colours (CSS variables on the page, light fallbacks) */
+  function themeColours() {
+    var css = window.getComputedStyle(document.documentElement);
+    function v(name, fallback) { return (css.getPropertyValue(name) || "").trim() || fallback; }
+    return { fg: v("--fg", "#1d2330"), muted: v("--muted", "#6b7280"), line: v("--line", "#e3e6ec"),
+             grid: v("--grid", v("--line", "#e3e6ec")), card: v("--card", "#fff") };
+  }
+
+  /* ---- numbers ---- */
+
+  function smooth(ys, weight) {
+    if (!weight) return ys;
+    var out = new Array(ys.length), last = 0, n = 0;
+    for (var i = 0; i < ys.length; i++) {
+      var y = ys[i];
+      if (y === null || y === undefined || !isFinite(y)) { out[i] = y; continue; }
+      last = last * weight + (1 - weight) * y; n++;
+      out[i] = last / (1 - Math.pow(weight, n));
+    }
+    return out;
+  }
+
+  /* 4 significant digits, so 0.00021 and 3.2e-7 do not all print as 0 */
+  function formatValue(v, digits) {
+    if (v === null || v === undefined) return "";
+    if (v === 0) return "0";
+    var a = Math.abs(v);
+    if (a >= 1e6 || a < 1e-4) return Number(v.toPrecision(Math.max(1, digits - 1))).toExponential();
+    return String(Number(v.toPrecision(digits)));
+  }
+
+  /* tick labels with as many digits as it takes for no two to read the same */
+  function distinctLabels(vals, format) {
+    for (var digits = 4; digits <= 12; digits++) {
+      var labels = vals.map(function (v) { return format(v, digits); });
+      var seen = {}, same = false;
+      labels.forEach(function (l, i) { if (vals[i] !== null && l !== "") { if (seen[l]) same = true; seen[l] = 1; } });
+      if (!same) return labels;
+    }
+    return labels;
+  }
+
+  function formatSeconds(s, incr) {
+    var sign = s < 0 ? "-" : "";
+    s = Math.abs(s);
+    if (incr !== undefined && incr < 1) return sign + s.toFixed(Math.min(3, Math.ceil(-Math.log10(incr)))) + "s";
+    s = Math.round(s);
+    var d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    if (d) return sign + d + "d" + (h ? h + "h" : "") + (m ? m + "m" : "");
+    if (h) return sign + h + "h" + (m ? m + "m" : "") + (sec ? sec + "s" : "");
+    if (m) return sign + m + "m" + (sec ? sec + "s" : "");
+    return sign + sec + "s";
+  }
+
+  function xLabel(v) {
+    if (v === null || v === undefined) return "-";
+    if (state.x === "wall") return new Date(v * 1000).toLocaleString();
+    if (state.x === "relative") return formatSeconds(v);
+    return String(Math.round(v * 1000) / 1000);
+  }
+
+  function powers(bases, from, to) {
+    var out = [];
+    for (var e = from; e <= to; e++) bases.forEach(function (b) { out.push(b * Math.pow(10, e)); });
+    return out;
+  }
+  var STEP_INCRS = powers([1, 2, 5], 0, 12);
+  var SECOND_INCRS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
+                      10800, 21600, 43200, 86400, 172800, 604800, 2592000, 31536000];
+
+  /* ---- series: breaks, sparseness, ranges ---- */
+
+  /* a null between two points whose x gap is far larger than the series' usual step (a fork's
+     copied history and its own points, a pause in wall time): uPlot draws a gap there */
+  function withBreaks(xs, ys) {
+    if (xs.length < 4) return [xs, ys];
+    var diffs = [], steps = [];
+    for (var i = 1; i < xs.length; i++) {
+      diffs.push(xs[i] - xs[i - 1]);
+      if (xs[i] > xs[i - 1]) steps.push(xs[i] - xs[i - 1]);
+    }
+    steps.sort(function (a, b) { return a - b; });
+    var typical = steps[Math.floor(steps.length / 2)];
+    if (!(typical > 0)) return [xs, ys];
+    // downsampled data pairs a bucket's min and max at nearly one x: a break is also a
+    // twentieth of the whole span at least
+    var limit = Math.max(typical * 20, (xs[xs.length - 1] - xs[0]) / 20), ox = [xs[0]], oy = [ys[0]];
+    for (var j = 1; j < xs.length; j++) {
+      if (diffs[j - 1] > limit) { ox.push((xs[j] + xs[j - 1]) / 2); oy.push(null); }
+      ox.push(xs[j]); oy.push(ys[j]);
+    }
+    return [ox, oy];
+  }
+
+  /* few points, or a point with a gap on both sides: draw the points, not only the line */
+  function isSparse(ys) {
+    var n = 0;
+    for (var i = 0; i < ys.length; i++) {
+      if (ys[i] === null || ys[i] === undefined) continue;
+      n++;
+      var before = i === 0 || ys[i - 1] === null, after = i === ys.length - 1 || ys[i + 1] === null;
+      if (before && after) return true;
+    }
+    return n <= 40;
+  }
+
+  /* uPlot widens a lone x by itself (a day on a time axis); a single point gets a small pad */
+  function xRange(u, min, max, zoomed) {
+    if (min === null || min === undefined || !isFinite(min)) return [0, 1];
+    if (!zoomed && u.data[0] && u.data[0].length === 1) min = max = u.data[0][0];
+    if (min === max) {
+      var pad = state.x === "wall" ? 60 : (state.x === "relative" ? 1 : Math.max(1, Math.abs(min) * 0.1));
+      return [min - pad, max + pad];
+    }
+    return [min, max];
+  }
+
+  /* the 1st to 99th percentile of the values drawn (shown series), padded a little */
+  function percentileRange(u, meta) {
+    var vals = [];
+    u.series.forEach(function (s, i) {
+      if (!i || !s.show || !meta[i] || meta[i].raw || meta[i].edge) return;
+      var ys = u.data[i];
+      for (var j = 0; j < ys.length; j++) {
+        var y = ys[j];
+        if (y !== null && y !== undefined && isFinite(y) && (!state.log || y > 0)) vals.push(y);
+      }
+    });
+    if (vals.length < 10) return null;
+    vals.sort(function (a, b) { return a - b; });
+    var lo = vals[Math.floor(0.01 * (vals.length - 1))], hi = vals[Math.ceil(0.99 * (vals.length - 1))];
+    if (state.log) return [lo / 1.2, hi * 1.2];
+    var pad = (hi - lo) * 0.05 || Math.abs(lo) * 0.1 || 1;
+    return [lo - pad, hi + pad];
+  }
+
+  function yRange(u, min, max, meta) {
+    if (state.outliers) {
+      var r = percentileRange(u, meta);
+      if (r) return r;
+    }
+    if (min === null || min === undefined || !isFinite(min) || !isFinite(max)) return state.log ? [0.1, 10] : [0, 1];
+    if (min === max) {
+      if (state.log) return [min / 2, max * 2];
+      var pad = Math.abs(min) * 0.1 || 1;
+      return [min - pad, max + pad];
+    }
+    return state.log ? uPlot.rangeLog(min, max, 10, true) : uPlot.rangeNum(min, max, 0.1, true);
+  }
+
+  /* ---- one chart ---- */
+
+  /* the payload as uPlot's tables and series (with what the tooltip and legend need in meta) */
+  function build(chart) {
+    var payload = chart.payload, tables = [], meta = [null], keys = [], bands = [];
+    var grouped = payload.groups && payload.groups.length;
+    if (grouped) {
+      payload.groups.forEach(function (g) {
+        var key = "g:" + g.value, colour = g.colour || runColour(String(g.value));
+        var mean = smooth(g.mean, state.smoothing);
+        var lo = g.min, hi = g.max;
+        if (state.log) {
+          var pos = function (v) { return v !== null && v > 0 ? v : null; };
+          mean = mean.map(pos); lo = lo.map(pos); hi = hi.map(pos);
+        }
+        tables.push([g.x, hi, lo, mean]);
+        var at = meta.length;
+        meta.push({ key: key, colour: colour, edge: true, label: g.label });
+        meta.push({ key: key, colour: colour, edge: true, label: g.label });
+        meta.push({ key: key, colour: colour, label: g.label + " (" + g.count + ")", sparse: isSparse(mean) });
+        bands.push({ series: [at, at + 1], fill: alpha(colour, 0.15) });
+        keys.push({ key: key, label: g.label, colour: colour, count: g.count });
+      });
+    } else {
+      payload.series.forEach(function (s) {
+        var colour = s.colour || runColour(s.run);
+        var ys = state.log ? s.y.map(function (v) { return v !== null && v > 0 ? v : null; }) : s.y;
+        var broken = withBreaks(s.x, ys), xs = broken[0], raw = broken[1];
+        var sparse = isSparse(raw);
+        if (state.smoothing) {
+          tables.push([xs, raw, smooth(raw, state.smoothing)]);
+          meta.push({ key: s.run, colour: colour, raw: true, label: s.label, sparse: sparse });
+        } else {
+          tables.push([xs, raw]);
+        }
+        meta.push({ key: s.run, colour: colour, label: s.label, sparse: sparse });
+      });
+    }
+    if (!tables.length) return null;
+    return { data: uPlot.join(tables), meta: meta, bands: bands, groupKeys: keys };
+  }
+
+  function strokeFor(m) {
+    return function () {
+      var a = m.raw ? 0.25 : 1;
+      if (highlight && highlight !== m.key) a *= 0.15;
+      return m.edge ? "rgba(0,0,0,0)" : alpha(m.colour, a);
+    };
+  }
+
+  function makeOptions(chart, built, width) {
+    var theme = themeColours();
+    var series = [{ label: state.x === "step" ? "step" : (state.x === "wall" ? "time" : "elapsed") }];
+    built.meta.slice(1).forEach(function (m) {
+      series.push({
+        label: m.label, stroke: strokeFor(m), width: m.raw ? 1 : (m.edge ? 0 : 1.6), spanGaps: false,
+        show: !hidden[m.key],
+        points: { show: function () { return !!m.sparse && !m.raw; }, size: 5, fill: strokeFor(m), stroke: strokeFor(m) }
+      });
+    });
+    var axis = { stroke: theme.muted, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 } };
+    var xAxis = Object.assign({}, axis);
+    if (state.x === "relative") {
+      xAxis.incrs = SECOND_INCRS;
+      xAxis.values = function (u, vals, ai, space, incr) { return vals.map(function (v) { return v === null ? "" : formatSeconds(v, incr); }); };
+    } else if (state.x === "wall") {
+      xAxis.space = 80;           // room for uPlot's two-line date labels
+    } else {
+      xAxis.incrs = STEP_INCRS;
+      xAxis.values = function (u, vals) { return distinctLabels(vals, formatValue); };
+    }
+    /* the labels drawn (on the canvas) kept on the figure too: data-x-ticks, data-y-ticks */
+    function kept(which, values) {
+      return function (u, vals, ai, space, incr) {
+        var labels = values(u, vals, ai, space, incr);
+        chart.el.dataset[which] = labels.filter(function (l) { return l !== ""; }).join("|");
+        return labels;
+      };
+    }
+    if (state.x !== "wall") xAxis.values = kept("xTicks", xAxis.values);
+    var range = function (u, min, max) { return yRange(u, min, max, chart.meta); };
+    var yAxis = Object.assign({}, axis, { size: 64, values: kept("yTicks", function (u, vals) { return distinctLabels(vals, formatValue); }) });
+    return {
+      width: width, height: 240, series: series, bands: built.bands,
+      scales: { x: { time: state.x === "wall", range: function (u, min, max) { return xRange(u, min, max, !!chart.range); } },
+                y: state.log ? { distr: 3, range: range } : { range: range } },
+      axes: [xAxis, yAxis],
+      legend: { show: false },
+      focus: { alpha: 0.35 },
+      cursor: { y: false, sync: { key: SYNC_KEY, setSeries: false }, focus: { prox: 24 }, drag: { x: true, y: false },
+                points: { size: 7 } },
+      hooks: {
+        setSelect: [function (u) {
+          if (u.select.width < 2) return;
+          var lo = u.posToVal(u.select.left, "x"), hi = u.posToVal(u.select.left + u.select.width, "x");
+          chart.range = [lo, hi];
+          fetchChart(chart);
+        }],
+        setCursor: [function (u) { tooltip(chart, u); }],
+        draw: [function (u) {
+          chart.el.dataset.ymin = String(u.scales.y.min);
+          chart.el.dataset.ymax = String(u.scales.y.max);
+          chart.el.dataset.xmin = String(u.scales.x.min);
+          chart.el.dataset.xmax = String(u.scales.x.max);
+          chart.el.dataset.drawn = "1";
+        }]
+      }
+    };
+  }
+
+  /* the value of series i nearest to index idx (the joined table has holes where runs' x differ) */
+  function valueNear(u, i, idx) {
+    var ys = u.data[i], left = true, right = true;
+    if (ys[idx] === null) return null;             // in a gap of this series
+    for (var d = 0; d < 64 && (left || right); d++) {
+      var a = ys[idx - d], b = ys[idx + d];
+      if (left && a !== undefined) { if (a !== null) return a; left = false; }
+      if (right && b !== undefined) { if (b !== null) return b; right = false; }
+      if (idx - d <= 0) left = false;
+      if (idx + d >= ys.length - 1) right = false;
+    }
+    return null;
+  }
+
+  function tooltip(chart, u) {
+    var tip = chart.tip, idx = u.cursor.idx, over = u.root.querySelector(".u-over");
+    if (!over || !over.matches(":hover") || idx === null || idx === undefined || u.cursor.left < 0) { tip.hidden = true; return; }
+    var rows = [];
+    u.series.forEach(function (s, i) {
+      var m = chart.meta[i];
+      if (!i || !s.show || !m || m.raw || m.edge) return;
+      var v = valueNear(u, i, idx);
+      if (v === null || !isFinite(v)) return;
+      rows.push({ label: m.label, colour: m.colour, value: v, pos: u.valToPos(v, "y") });
+    });
+    if (!rows.length) { tip.hidden = true; return; }
+    var nearest = rows.reduce(function (a, b) { return Math.abs(b.pos - u.cursor.top) < Math.abs(a.pos - u.cursor.top) ? b : a; });
+    rows.sort(function (a, b) { return b.value - a.value; });
+    var more = 0;
+    if (rows.length > TIP_ROWS) {        // the largest, and the nearest wherever it ranks
+      var keep = rows.slice(0, TIP_ROWS);
+      if (keep.indexOf(nearest) < 0) keep[TIP_ROWS - 1] = nearest;
+      more = rows.length - TIP_ROWS;
+      rows = keep;
+    }
+    tip.textContent = "";
+    var head = document.createElement("div");
+    head.className = "tip-x";
+    head.textContent = (state.x === "step" ? "step " : "") + xLabel(u.data[0][idx]);
+    tip.appendChild(head);
+    rows.forEach(function (r) {
+      var row = document.createElement("div");
+      row.className = "tip-row" + (r === nearest ? " nearest" : "");
+      var sw = document.createElement("span");
+      sw.className = "swatch";
+      sw.style.background = r.colour;
+      var name = document.createElement("span");
+      name.className = "tip-name";
+      name.textContent = r.label;
+      var val = document.createElement("span");
+      val.className = "tip-value";
+      val.textContent = formatValue(r.value, 5);
+      row.appendChild(sw); row.appendChild(name); row.appendChild(val);
+      tip.appendChild(row);
+    });
+    if (more) {
+      var rest = document.createElement("div");
+      rest.className = "tip-x";
+      rest.textContent = "and " + more + " more";
+      tip.appendChild(rest);
+    }
+    tip.hidden = false;
+    var box = chart.el.getBoundingClientRect(), ob = over.getBoundingClientRect();
+    var left = ob.left - box.left + u.cursor.left + 14, top = ob.top - box.top + u.cursor.top + 14;
+    if (left + tip.offsetWidth > box.width) left = Math.max(0, left - tip.offsetWidth - 28);
+    if (top + tip.offsetHeight > box.height) top = Math.max(0, top - tip.offsetHeight - 28);
+    tip.style.left = left + "px";
+    tip.style.top = top + "px";
+  }
+
+  /* fresh: new data for the same settings (live polling): the chart keeps its plot (and the
+     tooltip its place) when the series are the same, else it is made again */
+  function draw(chart, fresh) {
+    var plotEl = $(".plot", chart.el);
+    var note = $(".chart-note", chart.el);
+    var built = chart.payload ? build(chart) : null;
+    var shape = built && JSON.stringify([state, plotEl.clientWidth, built.meta.slice(1).map(function (m) {
+      return [m.key, m.label, m.colour, !!m.raw, !!m.edge, !!m.sparse];
+    })]);
+    if (fresh && built && chart.plot && chart.shape === shape) {
+      chart.meta = built.meta;
+      chart.plot.setData(built.data);
+      if (chart.range) chart.plot.setScale("x", { min: chart.range[0], max: chart.range[1] });
+      describe(chart, note);
+      return;
+    }
+    if (chart.plot) { chart.plot.destroy(); chart.plot = null; }
+    plotEl.textContent = "";
+    chart.tip.hidden = true;
+    chart.shape = shape;
+    if (!built) {
+      note.textContent = state.group ? "No points for these groups at this rank." : "No points for these runs at this rank.";
+      chart.el.dataset.series = "";
+      return;
+    }
+    var width = Math.max(280, plotEl.clientWidth || chart.el.clientWidth || 400);
+    var opts = makeOptions(chart, built, width);
+    chart.meta = built.meta;
+    chart.el.dataset.series = built.meta.slice(1).filter(function (m) { return !m.raw && !m.edge; })
+      .map(function (m) { return m.label; }).join("\n");
+    chart.el.dataset.xLabel = opts.series[0].label;
+    var plot = new uPlot(opts, built.data, plotEl);
+    chart.plot = plot;
+    $(".u-over", plot.root).addEventListener("mouseleave", function () { chart.tip.hidden = true; });
+    if (chart.range) plot.setScale("x", { min: chart.range[0], max: chart.range[1] });
+    if (built.groupKeys.length) groupLegend(built.groupKeys);
+    describe(chart, note);
+  }
+
+  function describe(chart, note) {
+    var total = 0, sent = 0, payload = chart.payload;
+    var parts = payload.groups && payload.groups.length ? payload.groups.length + " groups" : payload.series.length + " series";
+    (payload.series || []).forEach(function (s) { total += s.in_range || 0; sent += s.sent || 0; });
+    note.textContent = parts + (total ? " · " + total.toLocaleString() + " points" : "") +
+      (sent < total ? ", " + sent.toLocaleString() + " drawn (min and max per bucket)" : "") +
+      (chart.range ? " · zoomed (double-click to reset)" : "");
+  }
+
+  function fetchChart(chart) {
+    var params = new URLSearchParams({ name: chart.name, runs: root.dataset.runs, x: state.x,
+                                       rank: state.rank, buckets: String(chart.buckets()) });
+    if (state.group) params.set("group", state.group);
+    if (chart.range) { params.set("lo", chart.range[0]); params.set("hi", chart.range[1]); }
+    var seq = ++chart.seq;
+    return fetch(root.dataset.api + "?" + params.toString(), { headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json(); })
+      .then(function (payload) {
+        if (seq !== chart.seq) return;
+        chart.payload = payload;
+        showStatus(payload.status || {});
+        draw(chart, true);
+      })
+      .catch(function (err) { $(".chart-note", chart.el).textContent = "Could not load: " + err; });
+  }
+
+  /* each run's badge in the run list takes the status the latest data says (finished, lost) */
+  function showStatus(statuses) {
+    $$(".legend-runs li[data-run]", root).forEach(function (li) {
+      var status = statuses[li.dataset.run];
+      var badge = li.querySelector(".badge");
+      if (!status || !badge || badge.textContent === status) return;
+      badge.textContent = status;
+      badge.className = "badge status-" + status;
+    });
+  }
+
+  /* ---- the run list (legend): hide and highlight on every chart ---- */
+
+  function legendKey(li) { return li.dataset.run !== undefined ? li.dataset.run : "g:" + li.dataset.group; }
+
+  function applyHidden(key) {
+    charts.forEach(function (c) {
+      if (!c.plot) return;
+      c.plot.series.forEach(function (s, i) {
+        var m = c.meta[i];
+        if (i && m && m.key === key) c.plot.setSeries(i, { show: !hidden[key] });
+      });
+    });
+  }
+
+  function setHighlight(key) {
+    if (highlight === key) return;
+    highlight = key;
+    charts.forEach(function (c) { if (c.plot) c.plot.redraw(false, false); });
+  }
+
+  function initLegend() {
+    root.addEventListener("click", function (ev) {
+      var li = ev.target.closest ? ev.target.closest(".legend-runs li, .legend-groups li") : null;
+      if (!li || ev.target.closest("a")) return;
+      var key = legendKey(li);
+      if (hidden[key]) delete hidden[key]; else hidden[key] = true;
+      li.classList.toggle("off", !!hidden[key]);
+      var button = $(".swatch", li);
+      if (button) button.setAttribute("aria-pressed", hidden[key] ? "false" : "true");
+      applyHidden(key);
+    });
+    root.addEventListener("mouseover", function (ev) {
+      var li = ev.target.closest ? ev.target.closest(".legend-runs li, .legend-groups li") : null;
+      setHighlight(li ? legendKey(li) : null);
+    });
+    $$(".legend-runs, .legend-groups", root).forEach(function (ul) {
+      ul.addEventListener("mouseleave", function () { setHighlight(null); });
+    });
+    $$(".legend-runs li[data-run]", root).forEach(function (li) {
+      var colour = runColour(li.dataset.run);
+      li.style.setProperty("--run-colour", colour);
+      if (!li.dataset.colour) li.dataset.colour = colour;
+    });
+  }
+
+  /* the groups' legend, made from what the data says (value, label, colour, count) */
+  function groupLegend(keys) {
+    var ul = $(".legend-groups", root);
+    if (!ul) return;
+    keys.forEach(function (k) {
+      var value = k.key.slice(2);
+      if (ul.querySelector('li[data-group="' + cssEscape(value) + '"]')) return;
+      var li = document.createElement("li");
+      li.dataset.group = value;
+      li.style.setProperty("--run-colour", k.colour);
+      if (hidden[k.key]) li.classList.add("off");
+      var sw = document.createElement("button");
+      sw.type = "button"; sw.className = "swatch"; sw.setAttribute("aria-label", "show or hide");
+      sw.setAttribute("aria-pressed", hidden[k.key] ? "false" : "true");
+      var name = document.createElement("span");
+      name.textContent = k.label + " ";
+      var count = document.createElement("span");
+      count.className = "muted";
+      count.textContent = "(" + k.count + (k.count === 1 ? " run)" : " runs)");
+      li.appendChild(sw); li.appendChild(name); li.appendChild(count);
+      ul.appendChild(li);
+    });
+  }
+
+  function showLegends() {
+    var runs = $(".legend-runs", root), groups = $(".legend-groups", root);
+    if (groups) { groups.hidden = !state.group; if (!state.group) groups.textContent = ""; }
+    if (runs) runs.classList.toggle("grouped", !!state.group);
+  }
+
+  /* ---- settings: URL first, then what this project last used, then the defaults ---- */
+
+  function storageKey() { return "nuboard:charts:" + root.dataset.project; }
+
+  function stored() {
+    try { return JSON.parse(window.localStorage.getItem(storageKey())) || {}; } catch (e) { return {}; }
+  }
+
+  function save() {
+    try {
+      window.localStorage.setItem(storageKey(), JSON.stringify({
+        x: state.x, rank: state.rank, smoothing: state.smoothing, log: state.log,
+        outliers: state.outliers, pins: pins,
+        // a page without the group select (the run page) keeps the Charts page's choice
+        group: $("#group-by") ? state.group : stored().group }));
+    } catch (e) { /* private mode: the URL still keeps them */ }
+  }
+
+  function hasOption(select, value) {
+    return !!select && $$("option", select).some(function (o) { return o.value === value; });
+  }
+
+  function loadSettings() {
+    var saved = stored(), url = new URLSearchParams(window.location.search);
+    var s = Object.assign({}, DEFAULTS);
+    ["x", "rank", "smoothing", "log", "outliers", "group"].forEach(function (k) {
+      if (saved[k] !== undefined && saved[k] !== null) s[k] = saved[k];
+    });
+    ["x", "rank", "group"].forEach(function (k) { if (url.has(k)) s[k] = url.get(k); });
+    if (url.has("smoothing")) s.smoothing = url.get("smoothing");
+    ["log", "outliers"].forEach(function (k) { if (url.has(k)) s[k] = url.get(k) === "1"; });
+    s.smoothing = Math.max(0, Math.min(0.99, parseFloat(s.smoothing) || 0));
+    s.log = !!s.log; s.outliers = !!s.outliers;
+    if (!hasOption($("#x-axis"), s.x)) s.x = DEFAULTS.x;
+    if (!hasOption($("#rank"), String(s.rank))) s.rank = $("#rank") ? $("#rank").value : "0";
+    if (!hasOption($("#group-by"), s.group)) s.group = "";
+    state = s;
+    pins = Array.isArray(saved.pins) ? saved.pins.filter(function (p) { return typeof p === "string"; }) : [];
+    $("#x-axis").value = s.x;
+    if ($("#rank")) $("#rank").value = String(s.rank);
+    if ($("#group-by")) $("#group-by").value = s.group;
+    $("#smoothing").value = String(s.smoothing);
+    $("#log-scale").checked = s.log;
+    if ($("#outliers")) $("#outliers").checked = s.outliers;
+    $("#smoothing-value").textContent = s.smoothing.toFixed(2);
+  }
+
+  function readControls() {
+    state = {
+      x: $("#x-axis").value,
+      rank: $("#rank") ? $("#rank").value : "0",
+      smoothing: parseFloat($("#smoothing").value) || 0,
+      log: $("#log-scale").checked,
+      outliers: $("#outliers") ? $("#outliers").checked : false,
+      group: $("#group-by") ? $("#group-by").value : ""
+    };
+    $("#smoothing-value").textContent = state.smoothing.toFixed(2);
+  }
+
+  function updateUrl() {
+    var params = new URLSearchParams(window.location.search);
+    params.set("x", state.x); params.set("rank", state.rank);
+    params.set("smoothing", String(state.smoothing));
+    params.set("log", state.log ? "1" : "0");
+    params.set("outliers", state.outliers ? "1" : "0");
+    if (state.group) params.set("group", state.group); else params.delete("group");
+    window.history.replaceState(null, "", window.location.pathname + "?" + params.toString());
+  }
+
+  /* ---- filter box and pins ---- */
+
+  function applyFilter() {
+    var box = $("#chart-filter");
+    var text = box ? box.value.trim().toLowerCase() : "";
+    charts.forEach(function (c) { c.el.hidden = !!text && c.name.toLowerCase().indexOf(text) < 0; });
+    $$(".chart-group", root).forEach(function (g) {
+      var figs = $$("figure.chart", g);
+      g.hidden = !figs.length || figs.every(function (f) { return f.hidden; });
+    });
+  }
+
+  function placePin(chart) {
+    var pinned = pins.indexOf(chart.name) >= 0;
+    var button = $("button.pin", chart.el);
+    if (button) {
+      button.setAttribute("aria-pressed", pinned ? "true" : "false");
+      button.textContent = pinned ? "\u2605" : "\u2606";
+      button.title = pinned ? "Unpin" : "Pin to the top";
+    }
+    var grid = pinned ? $(".chart-group.pinned .chart-grid", root) : chart.home;
+    if (!grid || chart.el.parentNode === grid) return false;
+    var after = $$("figure.chart", grid).filter(function (f) {
+      return pinned ? pins.indexOf(f._chart.name) > pins.indexOf(chart.name) : f._chart.order > chart.order;
+    })[0];
+    grid.insertBefore(chart.el, after || null);
+    return true;
+  }
+
+  function placePins() {
+    charts.forEach(function (c) { if (placePin(c) && c.payload) draw(c); });
+    applyFilter();
+  }
+
+  /* ---- the page ---- */
+
+  function initCharts() {
+    root = $("#charts");
+    if (!root || !window.uPlot || !root.dataset.runs) return;
+    loadSettings();
+    updateUrl();
+    showLegends();
+    initLegend();
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (!e.isIntersecting) return;
+        var chart = e.target._chart;
+        observer.unobserve(e.target);
+        chart.visible = true;
+        fetchChart(chart);
+      });
+    }, { rootMargin: "200px" });
+    $$(".chart", root).forEach(function (el, i) {
+      var tip = document.createElement("div");
+      tip.className = "chart-tip";
+      tip.hidden = true;
+      el.appendChild(tip);
+      var chart = { el: el, name: el.dataset.name, range: null, seq: 0, plot: null, payload: null,
+                    visible: false, tip: tip, order: i, home: el.parentNode,
+                    buckets: function () { return Math.max(200, Math.min(2000, Math.round((el.clientWidth || 600)))); } };
+      el._chart = chart;
+      el.addEventListener("dblclick", function () { if (chart.range) { chart.range = null; fetchChart(chart); } });
+      var pin = $("button.pin", el);
+      if (pin) pin.addEventListener("click", function () {
+        var at = pins.indexOf(chart.name);
+        if (at >= 0) pins.splice(at, 1); else pins.push(chart.name);
+        save(); placePins();
+      });
+      charts.push(chart);
+      observer.observe(el);
+    });
+    placePins();
+    var filter = $("#chart-filter");
+    if (filter) filter.addEventListener("input", applyFilter);
+    ["#x-axis", "#rank", "#group-by"].forEach(function (sel) {
+      var el = $(sel);
+      if (el) el.addEventListener("change", function () {
+        readControls(); updateUrl(); save(); showLegends();
+        charts.forEach(function (c) { c.range = null; if (c.visible) fetchChart(c); });
+      });
+    });
+    ["#smoothing", "#log-scale", "#outliers"].forEach(function (sel) {
+      var el = $(sel);
+      if (el) el.addEventListener("input", function () {
+        readControls(); updateUrl(); save();
+        charts.forEach(function (c) { if (c.payload) draw(c); });
+      });
+    });
+    document.addEventListener("nuboard:theme", function () {
+      charts.forEach(function (c) { if (c.payload) draw(c); });
+    });
+    if (root.dataset.live === "1") {
+      // poll while a chosen run runs; stop once the data says none does (finished or lost)
+      var poll = window.setInterval(function () {
+        var answered = charts.filter(function (c) { return c.payload; });
+        if (answered.length && answered.every(function (c) { return c.payload.live === false; })) {
+          window.clearInterval(poll);
+          root.dataset.live = "0";
+          var badge = $(".charts-live");
+          if (badge) badge.remove();
+          return;
+        }
+        charts.forEach(function (c) { if (c.visible && !c.range) fetchChart(c); });
+      }, 5000);
+    }
+    var resizeTimer = null;
+    window.addEventListener("resize", function () {
+      window.clearTimeout(resizeTimer);
+      resizeTimer = window.setTimeout(function () { charts.forEach(function (c) { if (c.payload) draw(c); }); }, 200);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", initCharts);
+})();
