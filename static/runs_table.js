@@ -23,7 +23,8 @@
       set.classList.toggle("no-match", own.length > 0 && own.every(function (i) { return i.hidden; }));
     });
     var found = $("#columns-found");
-    if (found) found.textContent = words.length ? shown + " of " + items.length + " columns" : "";
+    if (found) found.textContent = !words.length ? "" :
+      shown ? shown + " of " + items.length + " columns" : "no column matches \u201c" + box.value.trim() + "\u201d";
   }
 
   function initSearch() {
