@@ -9,9 +9,10 @@ import re
 from urllib.parse import quote
 
 import pytest
-from helpers import loss_run, write_run
+from helpers import QUIET, loss_run, write_run
 from helpers_http import Viewer, visible_text
 
+import nuboard as nb
 from nuboard.web.run_colours import run_colour
 
 NUMBER = re.compile(r"^-?\d+(\.\d+)?(e-?\d+)?$")
@@ -168,3 +169,20 @@ def test_a_view_saved_with_the_default_columns_keeps_showing_the_defaults(root):
         v.post("/p/llm/.views", {"name": "fixed", "q": "", "cols": "name,config:lr",
                                  "sort": "start", "desc": "1", "runs": ""})
         assert v.get("/api/p/llm/runs?view=fixed").json()["columns"] == ["name", "config:lr"]
+
+
+def test_the_users_scalars_come_before_timing_and_system(root):
+    for i in range(3):
+        with nb.init("timed", dir=root, run_name=f"r{i}", **QUIET) as run:
+            for step in range(3):
+                with run.timer("data"):
+                    pass
+                with run.timer("step"):
+                    pass
+                run.add_scalar("zeta/score", 1.0 + i, step=step)
+            if i:
+                run.add_scalar("alpha/rare", 0.5, step=0)
+    with Viewer(root) as v:
+        columns = v.get("/api/p/timed/runs").json()["columns"]
+    assert [c for c in columns if c.startswith("scalar:")] == [
+        "scalar:alpha/rare", "scalar:zeta/score", "scalar:timing/data", "scalar:timing/step"]

@@ -194,28 +194,25 @@ def column_choices(catalog) -> dict[str, list[str]]:
 
 
 def differing_config_keys(catalog, limit: int = 6) -> list[str]:
-    """Up to `limit` config keys whose values differ between the project's runs (at least two
+    """Up to `limit` config keys whose values differ between the catalog's runs (at least two
     distinct values among the runs that hold the key), those most runs hold first, then in key
-    order; a key that one run alone holds never differs."""
-    value = func.coalesce(config.c.value_num, config.c.value_text)
+    order; a key that one run alone holds never differs. One scan of the (key, value) index."""
     with catalog.reader.connect() as conn:
         return [r[0] for r in conn.execute(
-            select(config.c.key).join(runs, runs.c.id == config.c.run)
-            .where(runs.c.project_id == catalog.project_id)
-            .group_by(config.c.key).having(func.count(value.distinct()) > 1)
+            select(config.c.key).group_by(config.c.key)
+            .having(func.count(config.c.value_text.distinct()) > 1)
             .order_by(func.count().desc(), config.c.key).limit(limit))]
 
 
 def shared_scalar_names(catalog, limit: int = 4, last: tuple[str, ...] = ()) -> list[str]:
-    """Up to `limit` rank-0 scalar names, those most of the project's runs logged first (then in
-    name order), names whose first segment is in `last` (such as timing, system) after the rest."""
+    """Up to `limit` scalar names, those with the most summaries in the catalog (runs times the
+    ranks that logged them) first, then in name order; names whose first segment is in `last`
+    (such as timing, system) after all others. One scan of the name index."""
     late = or_(*(scalars.c.name.startswith(prefix + "/", autoescape=True) for prefix in last))
     is_late = case((late, 1), else_=0) if last else literal(0)
     with catalog.reader.connect() as conn:
         return [r[0] for r in conn.execute(
-            select(scalars.c.name).join(runs, runs.c.id == scalars.c.run)
-            .where(runs.c.project_id == catalog.project_id, scalars.c.rank == 0)
-            .group_by(scalars.c.name)
+            select(scalars.c.name).group_by(scalars.c.name)
             .order_by(func.max(is_late), func.count().desc(), scalars.c.name).limit(limit))]
 
 
