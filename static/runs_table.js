@@ -42,6 +42,23 @@
     if (box.value) filterChoices(box);
   }
 
+  /* ---- long headers (optimizer.weight_decay, eval/mmlu/accuracy) may wrap after a . or / ---- */
+  function breakHeaders() {
+    $$("table.runs th.col a.sort").forEach(function (link) {
+      if (link.dataset.broken) return;
+      link.dataset.broken = "1";
+      Array.prototype.slice.call(link.childNodes).forEach(function (node) {
+        if (node.nodeType !== 3 || !/[.\/]./.test(node.nodeValue)) return;
+        var parts = node.nodeValue.replace(/([.\/])(?=.)/g, "$1\u0000").split("\u0000");
+        parts.forEach(function (part, i) {
+          link.insertBefore(document.createTextNode(part), node);
+          if (i < parts.length - 1) link.insertBefore(document.createElement("wbr"), node);
+        });
+        link.removeChild(node);
+      });
+    });
+  }
+
   /* ---- the pinned name column sits just right of the selection column, whatever its width ---- */
   function pinName() {
     $$("table.runs.pinned").forEach(function (table) {
@@ -50,10 +67,15 @@
     });
   }
 
+  function layout() {
+    breakHeaders();
+    pinName();
+  }
+
   function init() {
     initSearch();
-    pinName();
-    document.body.addEventListener("htmx:afterSwap", pinName);
+    layout();
+    document.body.addEventListener("htmx:afterSwap", layout);
     window.addEventListener("resize", pinName);
   }
 

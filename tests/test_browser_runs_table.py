@@ -43,6 +43,8 @@ def test_default_columns_swatches_and_the_chooser_search(page, demo):
     headers = page.locator("table.runs thead th").all_inner_texts()
     assert "optimizer.lr" in headers and "train/loss" in headers
     assert not [h for h in headers if h.startswith(("timing/", "system/"))]
+    lr = page.locator("table.runs th.col a.sort", has_text="optimizer.lr")
+    assert lr.locator("wbr").count() == 1 and lr.inner_text() == "optimizer.lr"
     run_id = demo["runs"]["llm-pretrain/lr1e-3-s1"]
     swatch = page.locator(f'tr[data-run="{run_id}"] td.pin .swatch')
     assert swatch.evaluate("s => getComputedStyle(s).backgroundColor") == rgb(run_colour(run_id))

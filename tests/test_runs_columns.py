@@ -30,7 +30,7 @@ def demo(tmp_path_factory):
 def header_titles(page: str) -> list[str]:
     """The Runs table's column headers as the page shows them."""
     head = page.split("<thead>", 1)[1].split("</thead>", 1)[0]
-    return [html.unescape(visible_text(th.replace("<wbr>", "")).strip())
+    return [html.unescape(visible_text(th).strip())
             for th in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
 
 
