@@ -59,8 +59,8 @@ def table_args(view: dict | None = None) -> dict:
 def _table(project: str, state: dict) -> tuple[dict | None, str | None]:
     catalog = catalogs().get(project)
     try:
-        return runs_table.table_page(catalog, now=time.time(), defaults=_defaults(project),
-                                     **state), None
+        defaults = None if state["columns"] else _defaults(project)
+        return runs_table.table_page(catalog, now=time.time(), defaults=defaults, **state), None
     except QuerySyntaxError as exc:
         return None, str(exc)
     except runs_table.TableError as exc:
