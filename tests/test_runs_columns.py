@@ -151,6 +151,12 @@ def test_chosen_columns_stay_as_asked_and_the_defaults_stay_out_of_urls(root):
         page = v.get("/p/llm").text
         sort_links = re.findall(r'<a class="sort[^"]*"\s+href="([^"]+)"', page)
         assert sort_links and not [h for h in sort_links if "cols=" in html.unescape(h)]
+        assert 'id="columns-default"' not in page
+        chosen_page = v.get("/p/llm?cols=name,host&sort=name&desc=0").text
+        back = html.unescape(re.search(r'id="columns-default" href="([^"]+)"', chosen_page)[1])
+        assert "cols=" not in back and "sort=name" in back
+        assert v.get(back.replace("/p/llm", "/api/p/llm/runs", 1)).json()["columns"] == \
+            default["columns"]
         by_lr = [r["name"] for r in v.get("/api/p/llm/runs?sort=config:lr&desc=1").json()["runs"]]
         assert by_lr == ["lr0.003", "lr0.001"]
 
