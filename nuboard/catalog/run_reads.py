@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, NamedTuple
 
-from sqlalchemy import func, literal_column, select
+from sqlalchemy import case, func, literal, literal_column, or_, select
 
 from .query import compile_query
 from .tables import artifacts, config, lineage, runs, scalars, tags, versions
@@ -193,6 +193,29 @@ def column_choices(catalog) -> dict[str, list[str]]:
             select(scalars.c.name).where(scalars.c.rank == 0).distinct()
             .order_by(scalars.c.name).limit(NAME_LIMIT))]
     return {"config": keys, "scalar": names}
+
+
+def differing_config_keys(catalog, limit: int = 6) -> list[str]:
+    """Up to `limit` config keys whose values differ between the catalog's runs (at least two
+    distinct values among the runs that hold the key), those most runs hold first, then in key
+    order; a key that one run alone holds never differs. One scan of the (key, value) index."""
+    with catalog.reader.connect() as conn:
+        return [r[0] for r in conn.execute(
+            select(config.c.key).group_by(config.c.key)
+            .having(func.count(config.c.value_text.distinct()) > 1)
+            .order_by(func.count().desc(), config.c.key).limit(limit))]
+
+
+def shared_scalar_names(catalog, limit: int = 4, last: tuple[str, ...] = ()) -> list[str]:
+    """Up to `limit` scalar names, those with the most summaries in the catalog (runs times the
+    ranks that logged them) first, then in name order; names whose first segment is in `last`
+    (such as timing, system) after all others. One scan of the name index."""
+    late = or_(*(scalars.c.name.startswith(prefix + "/", autoescape=True) for prefix in last))
+    is_late = case((late, 1), else_=0) if last else literal(0)
+    with catalog.reader.connect() as conn:
+        return [r[0] for r in conn.execute(
+            select(scalars.c.name).group_by(scalars.c.name)
+            .order_by(func.max(is_late), func.count().desc(), scalars.c.name).limit(limit))]
 
 
 def scalar_names_and_ranks(catalog, row_ids: list[int]) -> tuple[list[str], list[int]]:

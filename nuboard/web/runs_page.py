@@ -36,12 +36,12 @@ def index():
 
 
 def table_args(view: dict | None = None) -> dict:
-    """The table's state from the URL, a saved view filling what the URL leaves out."""
+    """The table's state from the URL, a saved view filling what the URL leaves out
+    (columns [] when none are chosen: the table shows its default columns)."""
     view = view or {}
     args = request.args
     cols = args.get("cols")
-    columns = [c for c in cols.split(",") if c] if cols else list(
-        view.get("columns") or runs_table.DEFAULT_COLUMNS)
+    columns = [c for c in cols.split(",") if c] if cols else list(view.get("columns") or [])
     sort = args.get("sort") or view.get("sort") or "start"
     desc_arg = args.get("desc")
     desc = (desc_arg != "0") if desc_arg is not None else bool(view.get("desc", True))
@@ -60,7 +60,8 @@ def table_args(view: dict | None = None) -> dict:
 def _table(project: str, state: dict) -> tuple[dict | None, str | None]:
     catalog = catalogs().get(project)
     try:
-        return runs_table.table_page(catalog, now=time.time(), **state), None
+        defaults = None if state["columns"] else _defaults(project)
+        return runs_table.table_page(catalog, now=time.time(), defaults=defaults, **state), None
     except QuerySyntaxError as exc:
         return None, str(exc)
     except runs_table.TableError as exc:
@@ -86,6 +87,8 @@ def state_url(project: str, state: dict, **change) -> str:
     merged = dict(state, **change)
     params = {"q": merged["query"], "cols": ",".join(merged["columns"]), "sort": merged["sort"],
               "desc": "1" if merged["desc"] else "0", "page": str(merged["page"])}
+    if not merged["columns"]:
+        del params["cols"]                       # the default columns, as the project changes
     if merged.get("per_page", runs_table.PER_PAGE) != runs_table.PER_PAGE:
         params["per_page"] = str(merged["per_page"])
     return url_for("runs.runs", project=project) + "?" + urlencode(params)
@@ -128,6 +131,12 @@ def _available(project: str) -> dict:
     return catalogs().remember(project, "columns", runs_table.available_columns)
 
 
+def _defaults(project: str) -> list[str]:
+    """The columns shown when none are chosen, computed again only when a sync changed the
+    project."""
+    return catalogs().remember(project, "default_columns", runs_table.default_columns)
+
+
 @runs_page.get("/p/<project:project>/.views")
 def views_list(project: str):
     return {"project": project, "views": views.read_views(root_dir(), project)}
@@ -138,8 +147,7 @@ def views_list(project: str):
 def views_save(project: str):
     form = request.form
     try:
-        columns = runs_table.check_columns([c for c in form.get("cols", "").split(",") if c]
-                                           or list(runs_table.DEFAULT_COLUMNS))
+        columns = runs_table.check_columns([c for c in form.get("cols", "").split(",") if c])
         view = views.make_view(form.get("name", ""), form.get("q", ""), columns,
                                form.get("sort") or "start", form.get("desc", "1") != "0",
                                [r for r in form.get("runs", "").split(",") if r],

@@ -2,20 +2,27 @@
 
 Columns are named `name`, `status`, `start`, `duration`, `tags`, `group`, `host`, `id`,
 `config:<key>` (a flattened config value) and `scalar:<name>`, `min:<name>`, `max:<name>`
-(rank 0's last, smallest and largest value of a scalar).
-Sorting and paging run in SQLite, so a page of a 10,000-run project reads 10,000 index
-entries at most and 100 rows.
+(rank 0's last, smallest and largest value of a scalar). When none are chosen the table shows
+results (default_columns). Each config:/scalar: column is written in one number format
+(format_column). Sorting and paging run in SQLite, so a page of a 10,000-run project reads
+10,000 index entries at most and 100 rows.
 """
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from nuboard.catalog import run_reads
+from nuboard.files.names import RESERVED_DEFAULTS
 from nuboard.files.records import run_record
 
+from .run_colours import run_colour
+
 BASE_COLUMNS = ("status", "name", "id", "start", "duration", "tags", "group", "host")
-DEFAULT_COLUMNS = ("status", "name", "start", "duration", "tags", "group", "host")
+DEFAULT_CONFIG_KEYS = 6          # config columns shown when none are chosen
+DEFAULT_SCALARS = 4              # scalar columns shown when none are chosen
+SIGNIFICANT = 4                  # digits of a number cell
 PER_PAGE = 100
 MAX_PER_PAGE = 500
 MAX_COLUMNS = 40
@@ -42,16 +49,35 @@ def check_columns(columns: list[str]) -> list[str]:
     return out
 
 
+def default_columns(catalog) -> list[str]:
+    """The columns of a table nobody configured: status, name, the config keys whose values
+    differ between the project's runs (up to 6, in key order), the last value of the scalars
+    most runs logged (up to 4; timing/ and system/ ones only when too few others), start and
+    duration."""
+    keys = sorted(run_reads.differing_config_keys(catalog, DEFAULT_CONFIG_KEYS))
+    names = run_reads.shared_scalar_names(catalog, DEFAULT_SCALARS, last=RESERVED_DEFAULTS)
+    late = tuple(prefix + "/" for prefix in RESERVED_DEFAULTS)
+    names.sort(key=lambda n: (n.startswith(late), n))
+    return (["status", "name"] + [f"config:{k}" for k in keys] + [f"scalar:{n}" for n in names]
+            + ["start", "duration"])
+
+
 def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = True,
                page: int = 1, per_page: int = PER_PAGE, columns: list[str] | None = None,
-               now: float) -> dict:
+               defaults: list[str] | None = None, now: float) -> dict:
     """One page of the project's runs: {'total', 'page', 'pages', 'runs': [record...]}.
+
+    columns: the chosen columns; none chosen: `defaults`, else default_columns(catalog).
+    Each record has 'values' (the config:/scalar: cells as numbers), 'cells' (the same as the
+    page writes them, one format per column) and 'colour' (the run's, as on every page);
+    'numeric' lists the columns whose cells are all numbers (right-aligned).
 
     Raises:
         QuerySyntaxError: the query does not parse.
         TableError: an unknown column or sort key.
     """
-    columns = check_columns(list(columns or DEFAULT_COLUMNS))
+    chosen = bool(columns)
+    columns = check_columns(list(columns or defaults or default_columns(catalog)))
     per_page = max(1, min(per_page, MAX_PER_PAGE))
     try:
         found = run_reads.runs_page(catalog, query, now=now, sort=sort, desc=desc, page=page,
@@ -67,9 +93,102 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
         record["values"] = values[row["id"]]
         record["world_size"] = row.get("world_size")
         record["parent"] = row.get("parent_run_id")
+        record["colour"] = run_colour(row["run_id"])
         records.append(record)
+    numeric = format_cells(records, [c for c in columns if ":" in c])
     return {"total": found.total, "page": found.page, "pages": found.pages, "per_page": per_page,
-            "columns": columns, "sort": sort, "desc": desc, "runs": records}
+            "columns": columns, "chosen": chosen, "numeric": numeric, "sort": sort,
+            "desc": desc, "runs": records}
+
+
+def format_cells(records: list[dict], columns: list[str]) -> list[str]:
+    """Write each record's 'cells' from its 'values', one number format per column; return the
+    columns whose filled cells are all numbers."""
+    numeric = []
+    for record in records:
+        record["cells"] = {}
+        record.setdefault("values", {})
+    for col in columns:
+        column = [r["values"].get(col) for r in records]
+        texts = format_column(column)
+        for record, text in zip(records, texts):
+            record["cells"][col] = text
+        filled = [v for v in column if v is not None]
+        if filled and all(_is_number(v) for v in filled):
+            numeric.append(col)
+    return numeric
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def format_column(values: list[Any]) -> list[str]:
+    """The cells of one column as text, every number in the same style.
+
+    Integers (and whole floats under a million) stay whole numbers. Other columns get one
+    count of decimals, the one that gives the column's middle value four significant digits,
+    so the decimal points line up; when a value is below 0.001 or at or above a million, or
+    would then keep fewer than two digits or show more than seven, every number of the column
+    is in exponent form instead (3.125e-4, 1.200e-5). Trailing zeros that every cell of the
+    column has are dropped (0.001, 0.003 rather than 0.001000, 0.003000). Missing cells are
+    empty; text, booleans and lists are written as they are.
+    """
+    numbers = [v for v in values if _is_number(v) and math.isfinite(v)]
+    if all(isinstance(v, int) or (v.is_integer() and abs(v) < 1e6) for v in numbers):
+        style = _whole
+    else:
+        exponents = sorted(math.floor(math.log10(abs(v))) for v in numbers if v != 0) or [0]
+        top, low, middle = exponents[-1], exponents[0], exponents[len(exponents) // 2]
+        decimals = max(0, SIGNIFICANT - 1 - middle)
+        if low < -3 or top >= 6 or low + decimals < 1 or top + decimals >= 7:
+            style = _exponent
+        else:
+            def style(v: float) -> str:
+                return f"{v:.{decimals}f}"
+    texts = [style(v) if _is_number(v) and math.isfinite(v) else _text(v) for v in values]
+    return _drop_common_zeros(texts, [_is_number(v) and math.isfinite(v) for v in values])
+
+
+def _whole(value: float) -> str:
+    return str(int(value))
+
+
+def _exponent(value: float) -> str:
+    """3.125e-4: four significant digits and a plain exponent; zero is 0."""
+    if value == 0:
+        return "0"
+    mantissa, _, power = f"{value:.{SIGNIFICANT - 1}e}".partition("e")
+    return f"{mantissa}e{int(power)}"
+
+
+def _drop_common_zeros(texts: list[str], numbers: list[bool]) -> list[str]:
+    """Drop the trailing zeros of the decimals that every number of the column ends with."""
+    parts = [t.partition("e") if n and "." in t else None for t, n in zip(texts, numbers)]
+    decimals = [p[0].partition(".")[2] for p in parts if p is not None]
+    if not decimals:
+        return texts
+    keep = max(len(d.rstrip("0")) for d in decimals)
+    out = []
+    for text, part in zip(texts, parts):
+        if part is None:
+            out.append(text)
+            continue
+        whole, _, frac = part[0].partition(".")
+        head = f"{whole}.{frac[:keep]}" if keep else whole
+        out.append(head + (part[1] + part[2]))
+    return out
+
+
+def _text(value: Any) -> str:
+    """A cell that is not a finite number: empty when missing, true/false, JSON for lists."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
 
 
 def _column_values(catalog, ids: list[int], columns: list[str]) -> dict[int, dict[str, Any]]:
