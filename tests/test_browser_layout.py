@@ -85,12 +85,16 @@ def test_the_dark_system_scheme_gives_a_dark_page_with_readable_controls(site, b
         panel = page.evaluate("getComputedStyle(document.querySelector('.table-wrap')).backgroundColor")
         assert luminance(panel) < 0.05, panel
         shot(page, "layout-runs-dark")
-        for sel in ("#q", "#project-picker", "button[type=submit]", "#clear-selection", ".badge", ".tag",
-                    "th"):
+        for sel in ("#q", "#project-picker", "button[type=submit]", "#clear-selection", ".badge", "th"):
             pairs = page.evaluate(COLOURS, sel)
             assert pairs, sel
             for fg, bg in pairs:
                 assert contrast(fg, bg) >= 4.5, (sel, fg, bg)
+        page.goto(site.pages["runs"] + "?cols=status,name,tags")     # tags are not a default column
+        pairs = page.evaluate(COLOURS, ".tag")
+        assert pairs
+        for fg, bg in pairs:
+            assert contrast(fg, bg) >= 4.5, (".tag", fg, bg)
         page.goto(site.pages["lineage"])
         node = page.locator("#lineage .node.run .box").first
         fill = node.evaluate("el => getComputedStyle(el).fill")
