@@ -27,21 +27,9 @@
     return li && li.dataset.colour ? li.dataset.colour : null;
   }
 
-  /* only while a page does not say a run's colour: the same pick as nuboard/web/run_colours.py
-     (crc32 of the id over its 20 colours), so a run keeps one colour either way */
-  var FALLBACK = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-                  "#7f7f7f", "#bcbd22", "#17becf", "#3b5bdb", "#f59f00", "#0ca678", "#c2255c",
-                  "#6741d9", "#e8590c", "#1098ad", "#5c940d", "#a61e4d", "#495057"];
-  function crc32(text) {
-    var bytes = unescape(encodeURIComponent(text)), crc = -1;
-    for (var i = 0; i < bytes.length; i++) {
-      crc ^= bytes.charCodeAt(i);
-      for (var k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xEDB88320 & -(crc & 1));
-    }
-    return (crc ^ -1) >>> 0;
-  }
+  /* a run's colour is the server's (nuboard/web/run_colours.py): on each series and in the run list */
   function runColour(runId) {
-    return colourFromTemplate(runId) || FALLBACK[crc32(runId) % FALLBACK.length];
+    return colourFromTemplate(runId) || "#7f7f7f";
   }
 
   function alpha(hex, a) {

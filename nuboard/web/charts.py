@@ -119,13 +119,9 @@ def _group_key() -> str:
         abort(400, description=str(exc))
 
 
-@charts.get("/p/<project:project>/.charts")
-@charts.get("/api/p/<project:project>/.charts", endpoint="page_json")
-def page(project: str):
-    ids = chosen_runs(project)
-    newest = not ids
-    if newest:
-        ids = _newest_runs(project)
+def chart_context(project: str, ids: list[str]) -> dict:
+    """What templates/_chart_grid.html needs to chart these runs (static/charts.js draws them):
+    the Charts page's and the run page's Charts tab's. Also 'found', the catalog rows."""
     rows = _run_rows(project, ids)
     missing = [r for r in ids if r not in rows]
     found = [rows[r] for r in ids if r in rows]
@@ -135,19 +131,28 @@ def page(project: str):
     x = request.args.get("x", "step")
     if x not in X_AXES:
         abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
-    rank = request.args.get("rank", "0")
-    group = _group_key()
     configs = run_reads.config_rows(catalogs().get(project), [r["id"] for r in found])
-    context = {"project": project, "runs": [{"id": r["run_id"], "name": r["name"],
-                                             "label": _label(r), "status": r["status"],
-                                             "colour": run_colour(r["run_id"])}
-                                            for r in found],
-               "missing": missing, "groups": group_names(names, system, prefixes["timing"]), "system": system,
-               "ranks": ranks, "group": group,
-               "group_keys": group_keys([r["group_name"] for r in found],
-                                        [configs[r["id"]] for r in found]),
-               "rank": rank, "x": x, "newest": newest,
-               "live": any(r["status"] == "running" for r in found)}
+    return {"project": project, "found": found,
+            "runs": [{"id": r["run_id"], "name": r["name"], "label": _label(r), "status": r["status"],
+                      "colour": run_colour(r["run_id"])} for r in found],
+            "missing": missing, "groups": group_names(names, system, prefixes["timing"]),
+            "system": system, "ranks": ranks or [0], "group": _group_key(),
+            "group_keys": group_keys([r["group_name"] for r in found],
+                                     [configs[r["id"]] for r in found]),
+            "rank": request.args.get("rank", "0"), "x": x, "newest": False,
+            "live": any(r["status"] == "running" for r in found)}
+
+
+@charts.get("/p/<project:project>/.charts")
+@charts.get("/api/p/<project:project>/.charts", endpoint="page_json")
+def page(project: str):
+    ids = chosen_runs(project)
+    newest = not ids
+    if newest:
+        ids = _newest_runs(project)
+    context = chart_context(project, ids)
+    context["newest"] = newest
+    found, rank = context.pop("found"), context["rank"]
     if wants_json():
         return {**context, "groups": [{"group": g, "names": n} for g, n in context["groups"]]}
     if rank.isdigit():

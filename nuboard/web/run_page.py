@@ -8,6 +8,7 @@ from nuboard.errors import NuBoardError
 from nuboard.files import layout
 from nuboard.files.edits import EditConflictError, edit_notes
 
+from .charts import chart_context
 from .console_text import ConsoleView, read_console_file
 from .containment import open_file_inside
 from .context import (
@@ -75,23 +76,6 @@ def console_view(project: str, run_id: str) -> ConsoleView:
         return read_console_file(fh)
 
 
-def chart_context(project: str, run_id: str) -> dict:
-    """What _chart_grid.html needs to chart this one run (static/charts.js draws it)."""
-    from .charts import X_AXES, _run_rows, _scalar_names, group_names, system_prefix
-    from .run_colours import run_colour
-
-    row = _run_rows(project, [run_id]).get(run_id)
-    names, ranks = _scalar_names(project, [row["id"]]) if row else ([], [])
-    x = request.args.get("x", "step")
-    system = system_prefix(project, [run_id])
-    runs = [{"id": run_id, "name": row["name"], "label": row["name"], "status": row["status"],
-             "colour": run_colour(run_id)}] if row else []
-    return {"runs": runs, "groups": group_names(names, system), "system": system, "ranks": ranks or [0],
-            "rank": request.args.get("rank", "0"), "x": x if x in X_AXES else "step",
-            "missing": [], "newest": False, "group_keys": [], "group": "",
-            "live": bool(row) and row["status"] == "running"}
-
-
 @run_page.get("/p/<project:project>/.run/<run_id>")
 @run_page.get("/api/p/<project:project>/.run/<run_id>", endpoint="details_json")
 def details(project: str, run_id: str):
@@ -109,7 +93,8 @@ def details(project: str, run_id: str):
         from .files import listing
         context["listing"] = listing(project, run_id, "")
     if tab == "charts":
-        context.update(chart_context(project, run_id))
+        context.update(chart_context(project, [run_id]), group_keys=[], group="")   # one run: no groups
+        context.pop("found")
     return render_template("run.html", **context)
 
 
