@@ -649,7 +649,11 @@
       el.appendChild(tip);
       var chart = { el: el, name: el.dataset.name, range: null, seq: 0, plot: null, payload: null,
                     visible: false, tip: tip, order: i, home: el.parentNode,
-                    buckets: function () { return Math.max(200, Math.min(2000, Math.round((el.clientWidth || 600)))); } };
+                    buckets: function () {
+                      /* 1000 (the server's default, which it computes ahead for the first charts)
+                         up to 1000 px wide, one a pixel above, at most 2000 */
+                      var w = Math.round(el.clientWidth || 600);
+                      return w <= 1000 ? 1000 : Math.min(2000, w); } };
       el._chart = chart;
       el.addEventListener("dblclick", function () { if (chart.range) { chart.range = null; fetchChart(chart); } });
       var pin = $("button.pin", el);
@@ -662,6 +666,16 @@
       observer.observe(el);
     });
     placePins();
+    /* the charts in the first screen are asked for now, not after the observer's first callback
+       (a frame later): the server starts on them while the page finishes loading */
+    charts.forEach(function (chart) {
+      var box = chart.el.getBoundingClientRect();
+      if (box.height && box.top < window.innerHeight + 200 && box.bottom > -200) {
+        observer.unobserve(chart.el);
+        chart.visible = true;
+        fetchChart(chart);
+      }
+    });
     var filter = $("#chart-filter");
     if (filter) filter.addEventListener("input", applyFilter);
     ["#x-axis", "#rank", "#group-by"].forEach(function (sel) {

@@ -13,6 +13,7 @@ from nuboard.files import layout
 
 from . import security
 from .catalogs import Catalogs
+from .chart_prefetch import Prefetch
 from .chartdata import SeriesCache
 from .context import catalogs, wants_json
 from .filters import install_filters
@@ -39,6 +40,7 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     app.url_map.converters["project"] = ProjectConverter
     app.extensions["nuboard_catalogs"] = Catalogs(root, every=sync_every)
     app.extensions["nuboard_series"] = SeriesCache()
+    app.extensions["nuboard_prefetch"] = Prefetch()
     security.install(app, hosts=security.allowed_hosts(host))
     install_filters(app)
 

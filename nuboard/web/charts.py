@@ -7,7 +7,6 @@ the server (min and max per x-bucket), for the x range asked (zoom asks again, f
 from __future__ import annotations
 
 import math
-import threading
 import time
 
 from flask import Blueprint, abort, render_template, request
@@ -18,8 +17,9 @@ from nuboard.files import layout
 from nuboard.files.records import display_status
 
 from .chart_groups import GroupKeyError, check_group_key, group_keys, group_lines, group_of
+from .chart_prefetch import run_in_background
 from .chartdata import series_payload
-from .context import catalogs, load_project, root_dir, series_cache, wants_json
+from .context import catalogs, load_project, prefetch, root_dir, series_cache, wants_json
 from .run_colours import rank_colour, run_colour
 from .views import find_view
 
@@ -155,28 +155,28 @@ def page(project: str):
     found, rank = context.pop("found"), context["rank"]
     if wants_json():
         return {**context, "groups": [{"group": g, "names": n} for g, n in context["groups"]]}
-    if rank.isdigit():
-        first = [n for _, group in context["groups"] for n in group][:WARM_CHARTS]
-        warm_series(series_cache(), [layout.run_dir(root_dir(), project, r["run_id"])
-                                     for r in found if r["status"] != "running"], int(rank), first)
+    if (rank == "all" or rank.isdigit()) and not any(r["status"] == "running" for r in found):
+        first = [n for _, group in context["groups"] for n in group][:PREFETCH_CHARTS]
+        prefetch_charts(project, found, context["x"], rank, first)
     return render_template("charts.html", **context)
 
 
-WARM_CHARTS = 4
+PREFETCH_CHARTS = 3
 
 
-def warm_series(cache, folders: list, rank: int, names: list[str]) -> None:
-    """Load the first charts' series on a thread while the browser loads the page's script,
-    so their data requests find them read (a cold read of 12 runs takes a few hundred ms)."""
-    def work() -> None:
-        for folder in folders:
-            for name in names:
-                try:
-                    cache.get(folder, rank, name)
-                except Exception:          # the data request will read and report it itself
-                    return
-    if folders and names:
-        threading.Thread(target=work, daemon=True, name="nuboard-warm-charts").start()
+def prefetch_charts(project: str, found: list[dict], x: str, rank: str, names: list[str]) -> None:
+    """Compute the first charts' series on a thread while the browser loads the page's scripts,
+    as their first data requests will ask (all runs, no zoom, DEFAULT_BUCKETS): the request
+    then takes the result (chart_prefetch). A browser with other settings asks for other
+    keys, and those requests do their own work, as without a prefetch."""
+    ids = [r["run_id"] for r in found]
+    rows = {r["run_id"]: r for r in found}
+    cache, root = series_cache(), root_dir()
+    run_in_background(prefetch(), [
+        ((project, name, tuple(ids), x, rank, DEFAULT_BUCKETS),
+         lambda name=name: chart_series(cache, root, project, rows, ids, name, x=x, rank_arg=rank,
+                                        lo=None, hi=None, buckets=DEFAULT_BUCKETS))
+        for name in names])
 
 
 def _number(name: str) -> float | None:
@@ -190,6 +190,29 @@ def _number(name: str) -> float | None:
     if not math.isfinite(value):
         abort(400, description=f"{name}={text!r} is not a finite number.")
     return value
+
+
+def chart_series(cache, root, project: str, rows: dict, ids: list[str], name: str, *, x: str,
+                 rank_arg: str, lo: float | None, hi: float | None, buckets: int) -> list[dict]:
+    """The data endpoint's 'series' for one scalar of these runs (rows: _run_rows's), each
+    run's points downsampled; no Flask in here, so the page's prefetch thread runs it too."""
+    out = []
+    for run_id in ids:
+        row = rows.get(run_id)
+        if row is None:
+            continue
+        folder = layout.run_dir(root, project, run_id)
+        ranks = (layout.list_ranks(folder) or [0]) if rank_arg == "all" else [int(rank_arg)]
+        live = row["status"] == "running"
+        for rank in ranks:
+            payload = series_payload(cache, folder, rank, name, x=x, lo=lo, hi=hi,
+                                     buckets=buckets, live=live)
+            if payload is None or not payload.get("total"):
+                continue
+            label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
+            out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
+                        "colour": rank_colour(run_id, rank), "live": live, **payload})
+    return out
 
 
 @charts.get("/api/p/<project:project>/.chart")
@@ -211,30 +234,14 @@ def data(project: str):
         abort(400, description="buckets must be a whole number.")
     buckets = max(10, min(buckets, MAX_BUCKETS))
     group = _group_key()
+    if rank_arg != "all" and not rank_arg.isdigit():
+        abort(400, description=f"rank {rank_arg!r}: give a number or 'all'.")
     rows = _run_rows(project, ids)
-    cache = series_cache()
-    out = []
-    for run_id in ids:
-        row = rows.get(run_id)
-        if row is None:
-            continue
-        folder = layout.run_dir(root_dir(), project, run_id)
-        if rank_arg == "all":
-            ranks = layout.list_ranks(folder) or [0]
-        else:
-            try:
-                ranks = [int(rank_arg)]
-            except ValueError:
-                abort(400, description=f"rank {rank_arg!r}: give a number or 'all'.")
-        live = row["status"] == "running"
-        for rank in ranks:
-            payload = series_payload(cache, folder, rank, name, x=x, lo=lo, hi=hi,
-                                     buckets=buckets, live=live)
-            if payload is None or not payload.get("total"):
-                continue
-            label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
-            out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
-                        "colour": rank_colour(run_id, rank), "live": live, **payload})
+    key = (project, name, tuple(ids), x, rank_arg, buckets)
+    out = prefetch().take(key) if lo is None and hi is None else None
+    if out is None:
+        out = chart_series(series_cache(), root_dir(), project, rows, ids, name, x=x,
+                           rank_arg=rank_arg, lo=lo, hi=hi, buckets=buckets)
     body = {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi, "series": out,
             "live": any(rows[r]["status"] == "running" for r in ids if r in rows),
             "status": {r: rows[r]["status"] for r in ids if r in rows}}

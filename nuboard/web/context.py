@@ -18,6 +18,7 @@ from nuboard.files.names import check_folder_name, check_project
 from nuboard.files.status import HeartbeatWatch
 
 from .catalogs import Catalogs
+from .chart_prefetch import Prefetch
 from .chartdata import SeriesCache
 from .run_details import RunMissing, RunUnreadable, run_overview
 
@@ -28,6 +29,11 @@ def catalogs() -> Catalogs:
 
 def series_cache() -> SeriesCache:
     return current_app.extensions["nuboard_series"]
+
+
+def prefetch() -> Prefetch:
+    """The first charts' data computed while the Charts page loads (web/chart_prefetch.py)."""
+    return current_app.extensions["nuboard_prefetch"]
 
 
 def root_dir() -> Path:

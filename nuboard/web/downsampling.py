@@ -19,7 +19,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 LOOP_PER_BUCKET = 1024           # from this many points per bucket, reduce bucket by bucket
-THREADS_FROM = 500_000          # a group_by over fewer rows is faster on one thread
 
 
 # -- preparing an x axis ---------------------------------------------------------------------
@@ -205,37 +204,27 @@ def _extremes_vectorized(axis: Axis, i0: int, j1: int, lo: float, width: float,
                          buckets: int) -> set[int]:
     """The same as _extremes_by_bucket with whole-array kernels: cheap when buckets hold few points.
 
-    Bucket ids by arithmetic, min and max per bucket by a hash group_by, then the first row of
-    each bucket that equals its min (its max) found by joining the aggregates back.
+    Bucket ids by arithmetic (x ascending, so each bucket is one contiguous slice), the min and
+    max of each slice by numpy's reduceat (fmin/fmax pass over NaN, the Axis's nulls), then the
+    first index of each slice that equals its min (its max); a slice with no finite value keeps
+    its start.
     """
+    import numpy as np
+
     m = j1 - i0
-    x = axis.x.slice(i0, m)
-    y = axis.y.slice(i0, m)
-    ids = pc.cast(pc.multiply(pc.subtract(x, lo), buckets / width), pa.int32(), safe=False)
-    ids = pc.min_element_wise(ids, pa.scalar(buckets - 1, pa.int32()))
-    groups = pa.table({"b": ids, "y": y}).group_by("b", use_threads=m > THREADS_FROM)
-    agg = groups.aggregate([("y", "min_max")])
-    extremes = agg.column("y_min_max").combine_chunks()
-    lows: list = [None] * buckets
-    highs: list = [None] * buckets
-    empty = []
-    for k, low, high in zip(agg.column("b").to_pylist(), extremes.field("min").to_pylist(),
-                            extremes.field("max").to_pylist()):
-        lows[k], highs[k] = low, high
-        if low is None:
-            empty.append(k)
+    x = axis.x.slice(i0, m).to_numpy(zero_copy_only=False)
+    y = axis.y.slice(i0, m).to_numpy(zero_copy_only=False)      # nulls come out as NaN
+    ids = ((x - lo) * (buckets / width)).astype(np.int32)
+    np.minimum(ids, buckets - 1, out=ids)
+    starts = np.flatnonzero(np.concatenate(([True], ids[1:] != ids[:-1])))
+    counts = np.diff(np.append(starts, m))
+    slice_of = np.repeat(np.arange(len(starts)), counts)
     keep: set[int] = set()
-    for dense in (lows, highs):
-        hits = pc.indices_nonzero(pc.equal(y, pa.array(dense, pa.float64()).take(ids)))
-        if not len(hits):
-            continue
-        runs = pc.run_end_encode(ids.take(hits))
-        ends = runs.run_ends.to_pylist()
-        firsts = hits.take(pa.array([0] + ends[:-1], pa.int64())).to_pylist()
-        keep.update(i0 + f for f in firsts)
-    if empty:                                      # buckets with no finite value: their start
-        runs = pc.run_end_encode(ids)
-        ends = runs.run_ends.to_pylist()
-        starts = dict(zip(runs.values.to_pylist(), [0] + ends[:-1]))
-        keep.update(i0 + starts[k] for k in empty)
+    with np.errstate(invalid="ignore"):
+        lows = np.fmin.reduceat(y, starts)
+        for extreme in (lows, np.fmax.reduceat(y, starts)):
+            hits = np.flatnonzero(y == np.repeat(extreme, counts))     # NaN equals nothing
+            _, first = np.unique(slice_of[hits], return_index=True)
+            keep.update((i0 + hits[first]).tolist())
+    keep.update((i0 + starts[np.isnan(lows)]).tolist())
     return keep
