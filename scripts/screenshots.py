@@ -110,7 +110,7 @@ def page_urls(base: str, wanted: list[str]) -> dict[str, str]:
                         and r.get("name", "").startswith("lr")), runs[-1])
             at = f"{base}/p/{p}/.run/{q(run['id'])}"
             urls.update({"run-overview": at, "run-console": f"{at}?tab=console",
-                         "run-files": f"{at}/files/", "run-charts": f"{base}/p/{p}/.charts?runs={q(run['id'])}"})
+                         "run-files": f"{at}/files/", "run-charts": f"{at}?tab=charts"})
     artifacts = get_json(f"{base}/api/artifacts")["artifacts"]
     if artifacts:
         def at(a: dict) -> str:
@@ -156,6 +156,16 @@ def settle(page, name: str) -> None:
     if selector:
         try:
             page.wait_for_selector(selector, timeout=5000)
+        except Exception:
+            pass
+    if name in ("charts", "run-charts"):      # charts load as they scroll into view: scroll them all
+        height = page.evaluate("document.scrollingElement.scrollHeight")
+        for y in range(0, height, 600):
+            page.evaluate(f"window.scrollTo(0, {y})")
+            time.sleep(0.15)
+        page.evaluate("window.scrollTo(0, 0)")
+        try:
+            page.wait_for_load_state("networkidle", timeout=4000)
         except Exception:
             pass
     time.sleep(0.3)

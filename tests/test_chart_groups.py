@@ -160,3 +160,14 @@ def test_many_points_are_put_in_equal_bins_shared_by_the_groups(root, make_run):
     assert low["x"] == high["x"] == pytest.approx([9.9 * (i + 0.5) for i in range(10)])
     assert (low["mean"], low["min"], low["max"]) == ([2.0] * 10, [1.0] * 10, [3.0] * 10)
     assert high["mean"] == [10.0] * 10 and low["count"] == 2
+
+
+def test_the_run_that_logged_most_leads_the_order_not_the_newest(root):
+    """A newest run that logged only evaluation scalars does not put eval/ before train/."""
+    train = write_run(root, "llm", {"train/loss": [(0, 1.0)], "train/lr": [(0, 1.0)],
+                                    "eval/loss": [(0, 1.0)]}).name
+    evaluation = write_run(root, "llm", {"eval/mmlu": [(0, 0.3)]}).name
+    with AppViewer(root) as viewer:
+        page = viewer.get(f"/api/p/llm/.charts?runs={evaluation},{train}").json()
+    assert [g["group"] for g in page["groups"]] == ["train", "eval"]
+    assert [g["names"] for g in page["groups"]][1] == ["eval/loss", "eval/mmlu"]

@@ -219,9 +219,10 @@ def shared_scalar_names(catalog, limit: int = 4, last: tuple[str, ...] = ()) -> 
 
 
 def scalar_names_and_ranks(catalog, row_ids: list[int]) -> tuple[list[str], list[int]]:
-    """The scalar names these runs logged, in the order first logged (each run's names in the
-    order of its logs, the runs in the order given), and the ranks that logged them, sorted
-    (ranks [0] when there are none)."""
+    """The scalar names these runs logged, in the order first logged, and the ranks that logged
+    them, sorted (ranks [0] when there are none). Each run's names come in the order of its
+    logs; the run that logged the most names leads (a training run, not the evaluation run that
+    happens to be newest), then the others in the order given, adding what they logged besides."""
     if not row_ids:
         return [], [0]
     found: dict[int, list[tuple[str, int]]] = {}
@@ -232,7 +233,8 @@ def scalar_names_and_ranks(catalog, row_ids: list[int]) -> tuple[list[str], list
                     .where(scalars.c.run.in_(row_ids[i:i + ID_CHUNK]))
                     .order_by(scalars.c.run, scalars.c.rank, _ROWID)):
                 found.setdefault(run, []).append((name, rank))
-    pairs = [pair for run in row_ids for pair in found.get(run, ())]
+    leading = sorted(range(len(row_ids)), key=lambda i: (-len(found.get(row_ids[i], ())), i))
+    pairs = [pair for i in leading for pair in found.get(row_ids[i], ())]
     return list(dict.fromkeys(n for n, _ in pairs)), sorted({r for _, r in pairs}) or [0]
 
 
@@ -316,8 +318,8 @@ def reference_versions(catalog) -> list[dict[str, Any]]:
 
 
 def run_scalar_rows(catalog, run_id: str, rank: int = 0) -> list[dict]:
-    """One run's scalar summaries on `rank`, by name: {'name', 'last', 'min', 'max' (NaN
-    ignored), 'count', 'last_step'}; empty when the catalog does not hold the run."""
+    """One run's scalar summaries on `rank`, in the order first logged: {'name', 'last', 'min',
+    'max' (NaN ignored), 'count', 'last_step'}; empty when the catalog does not hold the run."""
     with catalog.reader.connect() as conn:
         return [dict(r._mapping) for r in conn.execute(
             select(scalars.c.name, scalars.c.last, scalars.c.min, scalars.c.max,
@@ -325,4 +327,4 @@ def run_scalar_rows(catalog, run_id: str, rank: int = 0) -> list[dict]:
             .join(runs, runs.c.id == scalars.c.run)
             .where(runs.c.project_id == catalog.project_id, runs.c.run_id == run_id,
                    scalars.c.rank == rank)
-            .order_by(scalars.c.name))]
+            .order_by(literal_column("scalars.rowid")))]

@@ -67,12 +67,16 @@ def _cheap(folder: Path, catalog_rows: list[dict]) -> bool:
     return size <= BYTE_BUDGET
 
 
-def _order_key(prefixes: dict):
-    """The user's prefixes first, then the timing prefix, then the system prefix; by name."""
+def _ordered(rows: list[dict], prefixes: dict) -> list[dict]:
+    """The user's prefixes first, then the timing prefix, then the system prefix; the prefixes
+    and the names within each in the order they were first logged (the order rows come in)."""
     timing = prefixes.get("timing") if isinstance(prefixes.get("timing"), str) else "timing"
     system = prefixes.get("system") if isinstance(prefixes.get("system"), str) else "system"
     last = {timing: 1, system: 2}
-    return lambda row: (last.get(row["name"].split("/", 1)[0], 0), row["name"])
+    heads = [row["name"].split("/", 1)[0] for row in rows]
+    first = {h: i for i, h in reversed(list(enumerate(heads)))}
+    order = sorted(range(len(rows)), key=lambda i: (last.get(heads[i], 0), first[heads[i]], i))
+    return [rows[i] for i in order]
 
 
 def scalar_results(folder: Path, catalog_rows: list[dict], prefixes: dict) -> dict:
@@ -94,5 +98,5 @@ def scalar_results(folder: Path, catalog_rows: list[dict], prefixes: dict) -> di
                 for name, points in data.items() if len(points.values)]
     if not rows:
         rows = [_from_catalog(r) for r in catalog_rows if r["count"]]
-    rows.sort(key=_order_key(prefixes if isinstance(prefixes, dict) else {}))
+    rows = _ordered(rows, prefixes if isinstance(prefixes, dict) else {})
     return {"rows": rows[:ROW_LIMIT], "more": max(0, len(rows) - ROW_LIMIT), "steps": steps}
