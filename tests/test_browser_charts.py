@@ -3,6 +3,7 @@ once it has finished (Debian's Chromium through Playwright, `nuboard up` as a su
 from __future__ import annotations
 
 import re
+import shutil
 import time
 
 import pytest
@@ -10,6 +11,7 @@ from helpers import QUIET
 from helpers_browser import serve, shot, shutdown, watch_errors
 
 import nuboard as nb
+from nuboard.web.run_colours import run_colour
 
 pytestmark = pytest.mark.browser
 
@@ -53,7 +55,12 @@ def three_runs(make_run, charts=("train/loss", "train/acc")) -> dict[str, str]:
     ids = {}
     for name, scale in (("small", 1.0), ("mid", 2.0), ("big", 3.0)):
         points = {chart: [(i, scale / (i + 1)) for i in range(50)] for chart in charts}
-        ids[name] = make_run("llm", points, run_name=name).name
+        while True:      # three colours, so that the tests can tell the runs apart by colour
+            folder = make_run("llm", points, run_name=name)
+            if run_colour(folder.name) not in {run_colour(i) for i in ids.values()}:
+                break
+            shutil.rmtree(folder)             # a run id whose colour another run has (1 in 20)
+        ids[name] = folder.name
     return ids
 
 

@@ -53,7 +53,7 @@ def test_crashed_run_page_shows_its_exception_and_results(page, root):
         results = page.locator("table.results")
         assert results.is_visible()
         names = results.locator("tbody th").all_inner_texts()
-        assert names[:4] == ["eval/acc", "eval/loss", "train/loss", "train/lr"]
+        assert names[:4] == ["train/loss", "train/lr", "eval/loss", "eval/acc"]   # as first logged
         assert names[4] == "timing/step" and all(n.startswith("system/") for n in names[5:])
         loss = results.locator("tbody tr", has_text="train/loss").locator("td").all_inner_texts()
         lowest = min(range(200), key=lambda s: 4.0 * math.exp(-s / 40) + 0.05 * math.sin(s))
