@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -84,6 +85,26 @@ def start_child(code: str, **env: str) -> subprocess.Popen:
     """Start a Python snippet in a child process (stdout piped, line by line)."""
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=child_env(**env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def killed_run(root: Path, project: str = "llm", name: str = "vanished") -> str:
+    """A run left 'running' by a child killed with SIGKILL after it logged train/loss=1.0 at
+    step 0; its id. Its heartbeat is as fresh as the kill: age it with os.utime."""
+    child = start_child(f"""
+        import time, nuboard as nb
+        run = nb.init({project!r}, run_name={name!r}, {QUIET_ARGS})
+        run.add_scalar("train/loss", 1.0, step=0)
+        run.flush()
+        print(run.id, flush=True)
+        time.sleep(600)
+    """, NUBOARD_DIR=str(root))
+    run_id = child.stdout.readline().strip()
+    assert run_id, child.stderr.read()
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    child.stdout.close()
+    child.stderr.close()
+    return run_id
 
 
 def make_runs(root: Path, project: str, specs: list[dict]) -> list[str]:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 import os
 import re
-import signal
 import time
 
 import pytest
-from helpers import QUIET_ARGS, run_child, start_child
+from helpers import killed_run, run_child
 from helpers_browser import serve, shot, shutdown, watch_errors
 
 from nuboard.files import runjson
@@ -69,20 +68,7 @@ def test_crashed_run_page_shows_its_exception_and_results(page, root):
 
 
 def test_lost_run_page_says_when_it_was_last_seen(page, root):
-    child = start_child(f"""
-        import time, nuboard as nb
-        run = nb.init("llm", run_name="vanished", {QUIET_ARGS})
-        run.add_scalar("train/loss", 1.5, step=0)
-        run.flush()
-        print(run.id, flush=True)
-        time.sleep(600)
-    """, NUBOARD_DIR=str(root))
-    run_id = child.stdout.readline().strip()
-    assert run_id, child.stderr.read()
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    child.stdout.close()
-    child.stderr.close()
+    run_id = killed_run(root)
     old = time.time() - 3 * 3600                 # last seen 3 h ago, after 2 h 05 m of training
     start = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(old - 2 * 3600 - 300))
     runjson.update_run(root / "llm" / "runs" / run_id, lambda doc: doc.update(start_time=start))

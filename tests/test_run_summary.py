@@ -7,12 +7,11 @@ import json
 import math
 import os
 import re
-import signal
 import time
 from pathlib import Path
 
 import pytest
-from helpers import QUIET, QUIET_ARGS, run_child, start_child
+from helpers import QUIET, killed_run, run_child
 from helpers_http import Viewer, visible_text
 
 import nuboard as nb
@@ -113,18 +112,7 @@ def test_a_resumed_crashed_run_that_finishes_drops_the_error(root):
 
 
 def test_a_lost_run_says_when_it_was_last_seen(root):
-    child = start_child(f"""
-        import time, nuboard as nb
-        run = nb.init("llm", run_name="vanished", {QUIET_ARGS})
-        print(run.id, flush=True)
-        time.sleep(600)
-    """, NUBOARD_DIR=str(root))
-    run_id = child.stdout.readline().strip()
-    assert run_id, child.stderr.read()
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    child.stdout.close()
-    child.stderr.close()
+    run_id = killed_run(root)
     folder = root / "llm" / "runs" / run_id
     seen = int(time.time()) - 180                  # its last heartbeat, three minutes ago,
     start = seen - 220                              # 3m 40s after it started

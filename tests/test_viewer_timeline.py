@@ -8,12 +8,11 @@ import html
 import json
 import os
 import re
-import signal
 import time
 from urllib.parse import quote
 
 import pytest
-from helpers import QUIET, QUIET_ARGS, loss_run, make_tree, start_child
+from helpers import QUIET, killed_run, loss_run, make_tree
 from helpers_http import Viewer
 
 import nuboard as nb
@@ -25,20 +24,7 @@ XSS = "<script>alert('tl')</script><img src=x onerror=alert(1)>"
 
 def make_lost(root, project: str, name: str, age: float = 600.0) -> str:
     """A run left 'running' by a child killed with SIGKILL, its heartbeat `age` seconds old."""
-    child = start_child(f"""
-        import time, nuboard as nb
-        run = nb.init({project!r}, run_name={name!r}, {QUIET_ARGS})
-        run.add_scalar("train/loss", 1.0, step=0)
-        run.flush()
-        print(run.id, flush=True)
-        time.sleep(600)
-    """, NUBOARD_DIR=str(root))
-    run_id = child.stdout.readline().strip()
-    assert run_id, child.stderr.read()
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    child.stdout.close()
-    child.stderr.close()
+    run_id = killed_run(root, project, name)
     old = time.time() - age
     os.utime(root / project / "runs" / run_id / "heartbeat", (old, old))
     return run_id
