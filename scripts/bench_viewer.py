@@ -209,7 +209,7 @@ def generate(root: Path, args) -> dict:
     if args.only == "grouping":
         return {"groups": generate_groups(root, args)}
     wanted = {"runs": args.runs, "steps": args.steps, "big": args.big,
-              "group_points": args.group_points, "format": 1}
+              "group_points": args.group_points, "format": 2}
     marker = root / MARKER
     if marker.is_file():
         known = json.loads(marker.read_text())

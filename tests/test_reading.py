@@ -37,6 +37,29 @@ def test_parquet_written_at_finish_and_used(root):
     assert nb.read_scalars(path, ["acc"])["acc"].steps.tolist() == list(range(1000))
 
 
+def test_parquet_encodes_steps_as_deltas_and_floats_as_byte_streams(root):
+    """data.parquet is smaller than plain snappy (steps delta-encoded, floats byte-stream-split
+    and compressed), and one written the older way (plain snappy) still reads the same points."""
+    import pyarrow.parquet as pq
+
+    run = log_run(root)
+    run.finish()
+    path = Path(run.path) / "data.parquet"
+    column = {c.path_in_schema: c for c in (pq.ParquetFile(path).metadata.row_group(0).column(i)
+                                            for i in range(4))}
+    assert "DELTA_BINARY_PACKED" in column["step"].encodings
+    assert {"BYTE_STREAM_SPLIT"} <= set(column["value"].encodings) & set(column["wall_time"].encodings)
+    assert column["value"].compression == "SNAPPY"
+    new = read_parquet_if_current(path.parent, None)
+    table = pq.read_table(path)
+    plain = path.with_name("plain.parquet")
+    pq.write_table(table, plain, row_group_size=len(table), use_dictionary=["key"],
+                   compression="snappy")
+    assert path.stat().st_size < plain.stat().st_size
+    os.replace(plain, path)                  # the older encoding, same metadata: still current
+    assert read_parquet_if_current(path.parent, None) == new
+
+
 def test_parquet_older_than_the_logs_is_not_used(root):
     """After a resume adds points, the reader ignores the stale parquet and reads the logs."""
     run = log_run(root, run_id="r")

@@ -22,6 +22,11 @@ from nuboard.files.jsonfile import TEMP_PREFIX, open_regular
 from .reader import RunReader, Scalar
 
 PARQUET_FORMAT = 1
+# Steps delta-encoded (they mostly rise by one: a few bits each); floats split into byte
+# streams, which snappy then compresses (plain floats it barely shrinks, at a cost on every
+# read): half the size of plain snappy, and read three times faster.
+COLUMN_ENCODING = {"step": "DELTA_BINARY_PACKED", "wall_time": "BYTE_STREAM_SPLIT",
+                   "value": "BYTE_STREAM_SPLIT"}
 
 
 def write_parquet(run_dir: Path, rank: int = 0) -> Path:
@@ -54,7 +59,7 @@ def write_parquet(run_dir: Path, rank: int = 0) -> Path:
     tmp = run_dir / f"{TEMP_PREFIX}{layout.PARQUET}.{os.getpid()}.{os.urandom(3).hex()}"
     try:
         pq.write_table(table, tmp, row_group_size=max(1, len(values)), use_dictionary=["key"],
-                       compression="snappy")
+                       compression="snappy", column_encoding=COLUMN_ENCODING)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, final)
@@ -65,16 +70,22 @@ def write_parquet(run_dir: Path, rank: int = 0) -> Path:
 
 
 @contextlib.contextmanager
-def open_parquet(run_dir: Path) -> Iterator:
+def open_parquet(run_dir: Path, *, whole: bool = False) -> Iterator:
     """data.parquet of a run folder as a pyarrow.parquet.ParquetFile, opened with open_regular.
+
+    whole=True reads the file into memory first, for a read of all its data: Arrow then
+    decodes without calling back into Python for each read, each a wait for the GIL while
+    another thread holds it (the viewer's other requests): 12 runs' files took 470 ms read
+    whole against 580 ms through the file object beside a thread busy in Python.
 
     Raises OSError (NotRegularFileError for a FIFO, socket, device or folder) when it cannot
     be opened, and pyarrow's errors when it is not a Parquet file.
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     with open_regular(Path(run_dir) / layout.PARQUET) as fh:
-        yield pq.ParquetFile(fh)
+        yield pq.ParquetFile(pa.BufferReader(fh.read()) if whole else fh)
 
 
 def _current(run_dir: Path, meta: object, rank: int) -> bool:
@@ -118,7 +129,7 @@ def read_table(run_dir: Path, meta: bytes):
 
     Raises OSError when it cannot be opened and pyarrow's errors when it is not Parquet.
     """
-    with open_parquet(run_dir) as pf:
+    with open_parquet(run_dir, whole=True) as pf:
         if (pf.schema_arrow.metadata or {}).get(b"nuboard") != meta:
             raise ParquetChangedError(f"{Path(run_dir) / layout.PARQUET} was replaced")
         # ParquetFile.read gives one chunk a column; read_table gives many, far slower
@@ -147,7 +158,7 @@ def read_parquet_if_current(run_dir: Path, keys: Iterable[str] | None, rank: int
                             ) -> dict[str, Scalar] | None:
     """The scalars from data.parquet, or None when it is missing, foreign or out of date."""
     try:
-        with open_parquet(run_dir) as pf:
+        with open_parquet(run_dir, whole=True) as pf:
             found = _raw_meta(pf)
             if found is None or not _current(run_dir, found[1], rank):
                 return None

@@ -84,4 +84,6 @@ def run_in_background(prefetch: Prefetch, jobs: list[tuple[Hashable, Callable[[]
                 value = None
             prefetch.put(key, value)
 
-    threading.Thread(target=run, daemon=True, name="nuboard-prefetch-charts").start()
+    # not a daemon: the interpreter waits for it at exit (a few charts' work), since a thread
+    # stopped inside Arrow's reader as the process ends aborts it ("terminate called")
+    threading.Thread(target=run, daemon=False, name="nuboard-prefetch-charts").start()

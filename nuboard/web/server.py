@@ -50,8 +50,8 @@ def bound_port(server) -> int:
 
 def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None]) -> None:
     """Serve until Ctrl-C or SIGTERM, then close the catalogs and return."""
-    from nuboard.catalog.engine import head_revision
-    head_revision()          # load the migrations' library now, not in the first page a user opens
+    from .warmup import prepare
+    prepare(app)             # libraries, templates, Arrow's allocator: not in a user's first page
     server = make_server(app, host, port)
     port = bound_port(server)
     shown = f"[{host}]" if ":" in host else host
