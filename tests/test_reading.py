@@ -139,3 +139,30 @@ def test_a_file_that_is_not_a_log_is_reported(tmp_path):
     reader = LogReader(path)
     assert reader.read() == []
     assert reader.stats.header_ok is False and "not a NuBoard event log" in reader.stats.problems[0]
+
+
+def test_arithmetic_steps_read_the_same_with_and_without_arrow_loaded(root):
+    """A record of steps start + k * stride reads the same steps whether the process has
+    pyarrow's kernels loaded (built in C: the viewer) or not (a training script)."""
+    import pyarrow.compute  # noqa: F401  (the viewer's case, in this process)
+
+    from nuboard.eventlog import logfile
+
+    run = nb.init("p", system_metrics=False, compact=False)
+    for k in range(3 * logfile.ARROW_FROM):
+        run.add_scalar("loss", float(k), step=7 + 3 * k)
+    run.finish()
+    log = Path(run.path) / "events.r0.s0.log"
+    chunks = LogReader(log).read()
+    sizes = [len(c.steps) for c in chunks if c.name == "loss"]
+    assert max(sizes) >= logfile.ARROW_FROM                # the Arrow path was taken
+    steps = [s for c in chunks if c.name == "loss" for s in c.steps]
+    assert steps == [7 + 3 * k for k in range(3 * logfile.ARROW_FROM)]
+    child = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; from nuboard.eventlog.logfile import LogReader; "
+         "steps = [s for c in LogReader(sys.argv[1]).read() if c.name == 'loss' for s in c.steps]; "
+         "print('pyarrow.compute' in sys.modules, steps == [7 + 3 * k for k in range(len(steps))], "
+         "len(steps))", str(log)],
+        capture_output=True, text=True, env=child_env(), timeout=60)
+    assert child.stdout.split() == ["False", "True", str(3 * logfile.ARROW_FROM)], child.stderr
