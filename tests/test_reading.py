@@ -111,6 +111,30 @@ run.finish()
     assert reader.refresh() is False
 
 
+def test_scalars_handed_out_never_change_as_the_reader_reads_on(root):
+    """A one-session scalar comes back without a copy, yet what a caller holds (and a pyarrow
+    view of it, as the Charts cache makes) stays as it was while the live reader extends."""
+    import pyarrow as pa
+
+    run = nb.init("p", system_metrics=False, compact=False, flush_interval=0.02)
+    for step in range(100):
+        run.add_scalar("x", float(step), step=step)
+    run.flush()
+    reader = RunReader(run.path)
+    reader.refresh()
+    first = reader.scalars(["x"])["x"]
+    assert reader.scalars(["x"])["x"].values is first.values       # no copy while unchanged
+    view = pa.py_buffer(first.values)                              # an export, as wrap_array's
+    for step in range(100, 250):
+        run.add_scalar("x", float(step), step=step)
+    run.flush()
+    assert reader.refresh() is True                                # no BufferError on extend
+    later = reader.scalars(["x"])["x"]
+    assert list(later.steps) == list(range(250))
+    assert list(first.steps) == list(range(100)) and len(view) == 100 * 8
+    run.finish()
+
+
 def test_events_dump_prints_records(root):
     """`nuboard events dump` shows the meta record, the points and the reader's counts."""
     run = log_run(root, compact=False)

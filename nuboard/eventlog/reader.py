@@ -26,10 +26,24 @@ class Scalar(NamedTuple):
 
 
 class _Part:
-    __slots__ = ("steps", "walls", "values")
+    """One session's points of one scalar. `lent`: scalars() handed these very arrays out, so
+    the next extend copies them first and what the caller holds stays as it was."""
+    __slots__ = ("steps", "walls", "values", "lent")
 
     def __init__(self, steps: array, walls: array, values: array):
         self.steps, self.walls, self.values = steps, walls, values
+        self.lent = False
+
+    def extend(self, steps: array, walls: array, values: array) -> None:
+        if self.lent:
+            self.steps, self.walls = array("q", self.steps), array("d", self.walls)
+            self.values, self.lent = array("d", self.values), False
+        self.steps.extend(steps)
+        self.walls.extend(walls)
+        self.values.extend(values)
+
+
+_EMPTY = _Part(array("q"), array("d"), array("d"))
 
 
 class RunReader:
@@ -65,9 +79,7 @@ class RunReader:
                 if part is None:
                     parts[chunk.name] = _Part(chunk.steps, chunk.walls, chunk.values)
                 else:
-                    part.steps.extend(chunk.steps)
-                    part.walls.extend(chunk.walls)
-                    part.values.extend(chunk.values)
+                    part.extend(chunk.steps, chunk.walls, chunk.values)
         return grew
 
     @property
@@ -111,6 +123,10 @@ class RunReader:
         scalar's points of earlier sessions at that step or later. The run's own scalars
         (under its system and timing prefixes) hide nothing: every session's points are
         kept, in session order.
+
+        A scalar that one session alone logged comes back as the reader's own arrays, not a
+        copy (10 M points are 240 MB to copy): the reader copies them before it extends them,
+        so they never change under the caller, who copies them before changing them.
         """
         wanted = self.names() if keys is None else list(keys)
         if self._own is None:
@@ -118,11 +134,14 @@ class RunReader:
         out = {}
         for name in wanted:
             own = name.split("/", 1)[0] in self._own
+            found = [self._parts[session][name] for session in sorted(self._parts)
+                     if len(self._parts[session].get(name, _EMPTY).values)]
+            if len(found) == 1:
+                found[0].lent = True
+                out[name] = Scalar(found[0].steps, found[0].walls, found[0].values)
+                continue
             merged: _Part | None = None
-            for session in sorted(self._parts):
-                part = self._parts[session].get(name)
-                if part is None or not len(part.values):
-                    continue
+            for part in found:
                 if merged is None:
                     merged = _Part(array("q", part.steps), array("d", part.walls),
                                    array("d", part.values))
