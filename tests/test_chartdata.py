@@ -188,12 +188,15 @@ def test_payload_fields(root):
     assert p["sent"] == len(p["x"]) == len(p["y"]) <= 204
     assert p["last"]["step"] == 4999 and p["last"]["value"] == 1 / 5000
     assert p["y"][0] == 1.0                          # the first point, and the max
+    assert all(type(v) is int for v in p["x"])       # steps go out as ints: shorter JSON
+    assert json.dumps(p["x"][:2]) == "[0, 49]"       # a bucket's first and its min
     small = series_payload(cache, run.path, 0, "eval/acc", x="relative")
     assert not small["downsampled"] and small["total"] == 11
     assert small["y"][-1] is None and small["last"]["value"] is None
     assert all(v >= 0 for v in small["x"])
     walls = series_payload(cache, run.path, 0, "eval/acc", x="wall")["x"]
     assert small["x"] == [w - small["first_wall"] for w in walls]
+    assert all(type(v) is float for v in walls)
     zoom = series_payload(cache, run.path, 0, "train/loss", lo=100, hi=200)
     assert zoom["in_range"] == 101 and zoom["x"][0] == 99.0 and zoom["x"][-1] == 201.0
     rel = series_payload(cache, run.path, 0, "eval/acc", x="relative", lo=small["x"][3],

@@ -358,7 +358,7 @@ def series_payload(cache: SeriesCache, run_dir: PathArg, rank: int, name: str, *
         live: the run may still be writing (see SeriesCache.get).
 
     Returns:
-        {"x": [float], "y": [float | None], "total", "in_range", "sent", "downsampled",
+        {"x": [int | float] (ints for steps), "y": [float | None], "total", "in_range", "sent", "downsampled",
         "first_wall", "last": {"step", "value", "wall"}}; y is None where the value is NaN or
         +-Inf (and for a bucket with no finite value), which uPlot draws as a gap.
     """

