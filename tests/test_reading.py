@@ -190,3 +190,19 @@ def test_arithmetic_steps_read_the_same_with_and_without_arrow_loaded(root):
          "len(steps))", str(log)],
         capture_output=True, text=True, env=child_env(), timeout=60)
     assert child.stdout.split() == ["False", "True", str(3 * logfile.ARROW_FROM)], child.stderr
+
+
+def test_a_reader_left_part_way_goes_on_from_the_last_chunk_it_gave(root):
+    """read_iter moves the offset past each chunk as it hands it out: a caller that stops
+    after one chunk gets the rest, once each, from the next read."""
+    run = nb.init("p", system_metrics=False, compact=False, flush_interval=0.02)
+    for step in range(300):
+        run.add_scalar("x", float(step), step=step)
+        if step % 100 == 99:
+            run.flush()
+    run.finish()
+    reader = LogReader(Path(run.path) / "events.r0.s0.log")
+    first = next(c for c in reader.read_iter() if c.name == "x")
+    rest = [s for c in reader.read() if c.name == "x" for s in c.steps]
+    assert list(first.steps) + rest == list(range(300)) and len(rest) >= 100
+    assert reader.read() == []

@@ -73,7 +73,7 @@ class RunReader:
                 reader = self._readers[session] = LogReader(path)
                 self._parts[session] = {}
             parts = self._parts[session]
-            for chunk in reader.read():
+            for chunk in reader.read_iter():
                 grew = True
                 part = parts.get(chunk.name)
                 if part is None:
