@@ -11,6 +11,8 @@ import struct
 from array import array
 from pathlib import Path
 
+import pytest
+
 import nuboard as nb
 from nuboard.eventlog import logfile
 from nuboard.eventlog.logfile import LogReader
@@ -73,7 +75,16 @@ def with_bits(points: dict) -> dict:
     return {name: [(step, struct.pack("<d", v)) for step, v in pts] for name, pts in points.items()}
 
 
-def test_a_flipped_bit_in_the_carrying_record_never_returns_embedded_points(root, tmp_path):
+@pytest.fixture(params=[None, 61], ids=["block-8MiB", "block-61B"])
+def read_block(request, monkeypatch):
+    """The reader's block size: its own, or blocks smaller than a frame."""
+    if request.param is not None:
+        monkeypatch.setattr(logfile, "READ_BLOCK", request.param)
+    return request.param
+
+
+def test_a_flipped_bit_in_the_carrying_record_never_returns_embedded_points(root, tmp_path,
+                                                                           read_block):
     """Every single-bit flip in the record whose values hold frames (its header first): only
     logged points come back, that record's points are lost, and the damage is counted."""
     folder, logged, carrier = log_run(root)

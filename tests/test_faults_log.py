@@ -22,6 +22,7 @@ import pytest
 from helpers import run_child, small_tmpfs, start_child
 
 import nuboard as nb
+from nuboard.eventlog import logfile
 from nuboard.eventlog.logfile import LogReader, file_header
 from nuboard.eventlog.reader import RunReader
 from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps
@@ -194,7 +195,16 @@ def expected_points(frames, keep) -> dict:
     return out
 
 
-def test_torn_tail_at_every_byte_keeps_the_complete_records(root, tmp_path):
+@pytest.fixture(params=[None, 7, 61], ids=["block-8MiB", "block-7B", "block-61B"])
+def read_block(request, monkeypatch):
+    """The reader's block size: its own, or blocks smaller than the header and than a frame,
+    so that every cut, damage and resynchronisation also meets a block's end."""
+    if request.param is not None:
+        monkeypatch.setattr(logfile, "READ_BLOCK", request.param)
+    return request.param
+
+
+def test_torn_tail_at_every_byte_keeps_the_complete_records(root, tmp_path, read_block):
     """A log cut anywhere in its last records shows every complete record and a torn tail."""
     data, frames = build_log(root)
     everything = expected_points(frames, lambda i, span: True)
@@ -220,7 +230,7 @@ def test_torn_tail_at_every_byte_keeps_the_complete_records(root, tmp_path):
         assert merged == everything and not reader.stats.torn_tail, where
 
 
-def test_garbage_after_the_last_record_is_a_torn_tail(root, tmp_path):
+def test_garbage_after_the_last_record_is_a_torn_tail(root, tmp_path, read_block):
     """NULs or random bytes after a log (a preallocated or half-written end) lose no points."""
     seed, rng = new_rng()
     data, frames = build_log(root)
@@ -256,7 +266,7 @@ def time_limit(seconds: float, what: str):
         signal.signal(signal.SIGALRM, old)
 
 
-def test_bit_flip_in_a_middle_record_skips_only_that_record(root, tmp_path):
+def test_bit_flip_in_a_middle_record_skips_only_that_record(root, tmp_path, read_block):
     """A flipped bit anywhere in one record (length included) loses only that record's points."""
     data, frames = build_log(root)
     middle = [i for i, (_, (kind, _, _)) in enumerate(frames) if kind == 3][3]

@@ -156,41 +156,67 @@ class LogReader:
     def read_iter(self) -> Iterator[Chunk]:
         """As read(), a chunk at a time as its record is decoded, so that a caller merging them
         holds one copy of the points rather than two (RunReader: 10 M points read with 31,000
-        fewer pages to fault in). The offset moves past each chunk as it is handed out."""
+        fewer pages to fault in). The offset moves past each chunk as it is handed out.
+
+        The file is read READ_BLOCK bytes at a time while its frames check out, so a large log
+        is never all in memory at once; a frame that does not check out short of the end makes
+        the rest of the file read whole, and it is then judged as before (damaged, or a torn
+        tail when no valid frame follows it).
+        """
         try:
             with open_regular(self.path) as fh:
                 fh.seek(self.offset)
-                data = fh.read()
+                yield from self._frames(fh)
         except OSError as exc:
             self._problem(f"cannot read {self.path}: {exc}")
-            return
+
+    def _frames(self, fh) -> Iterator[Chunk]:
+        data = fh.read(READ_BLOCK)
+        whole = len(data) < READ_BLOCK            # data runs to the end of the file
         base = 0
         if self.offset == 0:
+            if not whole and not _plain_header(data):     # damaged or cut: judged on it all
+                data += fh.read()
+                whole = True
             base = self._read_header(data)
             if base is None:
                 return
         start = self.offset
-        pos, end, salt = base, len(data), self.salt
+        pos, salt = base, self.salt
         self.stats.torn_tail_bytes = 0
-        while pos < end:
-            size = _frame_size(data, pos, salt)
-            if size is None:
-                nxt = _next_frame(data, pos + 1, salt)
-                if nxt is None:
-                    self.stats.torn_tail_bytes = end - pos
-                    break
-                self.stats.corrupt_records += 1
-                self._problem(f"{self.path}: skipped {nxt - pos} damaged bytes at offset "
-                              f"{start + pos}")
-                pos = nxt
-                continue
-            payload = memoryview(data)[pos + _HEAD.size: pos + size - _CRC.size]
-            self.stats.records += 1
-            chunk = self._decode(payload)
-            pos += size
-            self.offset = start + pos
-            if chunk is not None:
-                yield chunk
+        while True:
+            end = len(data)
+            while pos < end:
+                size = _frame_size(data, pos, salt)
+                if size is None:
+                    if not whole:
+                        break                     # cut by the block, or damaged: read on
+                    nxt = _next_frame(data, pos + 1, salt)
+                    if nxt is None:
+                        self.stats.torn_tail_bytes = end - pos
+                        self.offset = start + pos
+                        return
+                    self.stats.corrupt_records += 1
+                    self._problem(f"{self.path}: skipped {nxt - pos} damaged bytes at offset "
+                                  f"{start + pos}")
+                    pos = nxt
+                    continue
+                payload = memoryview(data)[pos + _HEAD.size: pos + size - _CRC.size]
+                self.stats.records += 1
+                chunk = self._decode(payload)
+                del payload
+                pos += size
+                self.offset = start + pos
+                if chunk is not None:
+                    yield chunk
+            if whole:
+                break
+            short = _frame_short(data, pos, salt)
+            want = -1 if short is None else max(READ_BLOCK, short)
+            more = fh.read(want)
+            whole = want < 0 or len(more) < want
+            data = data[pos:] + more
+            start, pos = start + pos, 0
         self.offset = start + pos
 
     def _read_header(self, data: bytes) -> int | None:
@@ -281,6 +307,7 @@ class LogReader:
             self.stats.problems.append(text)
 
 
+READ_BLOCK = 8 << 20       # bytes of a log read at a time while its frames check out
 ARROW_FROM = 4096          # points in a record from which loaded Arrow kernels build its steps
 
 
@@ -346,6 +373,29 @@ def _frame_size(data: bytes, pos: int, salt: int) -> int | None:
     if zlib.crc32(memoryview(data)[pos + _HEAD.size: end], salt) != _CRC.unpack_from(data, end)[0]:
         return None
     return end + _CRC.size - pos
+
+
+def _plain_header(data: bytes) -> bool:
+    """Whether data starts with a whole, undamaged header of a format this reader knows."""
+    if len(data) < len(FILE_HEADER_V1) or data[:4] != FILE_MAGIC:
+        return False
+    version = struct.unpack_from("<H", data, 4)[0]
+    return version == 1 or (version == 2 and len(data) >= _HEADER_V2.size)
+
+
+def _frame_short(data: bytes, pos: int, salt: int) -> int | None:
+    """How many bytes past the end of data the frame at pos still needs, when it is only cut
+    short (its header cut, or whole and checking out with its payload running past the end);
+    None when what is there does not check out."""
+    if pos + _HEAD.size > len(data):
+        return pos + _HEAD.size - len(data)
+    magic, length, hcrc = _HEAD.unpack_from(data, pos)
+    if magic != FRAME_MAGIC or length > MAX_PAYLOAD or length == 0:
+        return None
+    if zlib.crc32(memoryview(data)[pos: pos + 8], salt) != hcrc:
+        return None
+    missing = pos + _HEAD.size + length + _CRC.size - len(data)
+    return missing if missing > 0 else None
 
 
 def _next_frame(data: bytes, start: int, salt: int) -> int | None:
