@@ -204,7 +204,6 @@ class LogReader:
                 payload = memoryview(data)[pos + _HEAD.size: pos + size - _CRC.size]
                 self.stats.records += 1
                 chunk = self._decode(payload)
-                del payload
                 pos += size
                 self.offset = start + pos
                 if chunk is not None:
@@ -358,14 +357,22 @@ def _guess_format(data: bytes) -> tuple[int, int, int] | None:
     return None
 
 
-def _frame_size(data: bytes, pos: int, salt: int) -> int | None:
-    """The size of the valid frame at pos, or None when there is none there."""
+def _payload_length(data: bytes, pos: int, salt: int) -> int | None:
+    """The payload length a whole, checked frame header at pos gives; None when there is none."""
     if pos + _HEAD.size > len(data):
         return None
     magic, length, hcrc = _HEAD.unpack_from(data, pos)
     if magic != FRAME_MAGIC or length > MAX_PAYLOAD or length == 0:
         return None
     if zlib.crc32(memoryview(data)[pos: pos + 8], salt) != hcrc:
+        return None
+    return length
+
+
+def _frame_size(data: bytes, pos: int, salt: int) -> int | None:
+    """The size of the valid frame at pos, or None when there is none there."""
+    length = _payload_length(data, pos, salt)
+    if length is None:
         return None
     end = pos + _HEAD.size + length
     if end + _CRC.size > len(data):
@@ -389,10 +396,8 @@ def _frame_short(data: bytes, pos: int, salt: int) -> int | None:
     None when what is there does not check out."""
     if pos + _HEAD.size > len(data):
         return pos + _HEAD.size - len(data)
-    magic, length, hcrc = _HEAD.unpack_from(data, pos)
-    if magic != FRAME_MAGIC or length > MAX_PAYLOAD or length == 0:
-        return None
-    if zlib.crc32(memoryview(data)[pos: pos + 8], salt) != hcrc:
+    length = _payload_length(data, pos, salt)
+    if length is None:
         return None
     missing = pos + _HEAD.size + length + _CRC.size - len(data)
     return missing if missing > 0 else None
