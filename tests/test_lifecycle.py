@@ -1,6 +1,7 @@
 """How a run ends: at interpreter exit, on an uncaught exception, on SIGTERM; the heartbeat."""
 from __future__ import annotations
 
+import ast
 import json
 import signal
 import time
@@ -58,6 +59,33 @@ def test_sigterm_marks_killed_and_exits(root):
     assert proc.returncode == -signal.SIGTERM
     assert status_of(root)["status"] == "killed"
     assert len(nb.read_scalars(root / "p" / "runs" / "r")["a"]) == 100
+
+
+def test_nuboards_threads_hold_sigterm_from_their_first_instruction(root):
+    """NuBoard's threads are started with SIGTERM already blocked (inherited from the thread
+    that starts them), so a SIGTERM sent right after nb.init can only go to the main thread:
+    one that went to a thread not yet blocking it left the script asleep (60 s in CI)."""
+    code = """
+import signal, threading, time
+import nuboard as nb
+import nuboard.eventlog.writer as writer, nuboard.recording.capture.system as system
+seen = {}
+def first_line(own=writer.block_signals):      # what the thread holds when its loop begins
+    seen[threading.current_thread().name] = signal.SIGTERM in signal.pthread_sigmask(
+        signal.SIG_BLOCK, [])
+    own()
+writer.block_signals = system.block_signals = first_line
+run = nb.init("p", run_id="r")          # the writer and the system sampler start here
+while len(seen) < 2:
+    time.sleep(0.01)
+seen["MainThread"] = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+print(sorted(seen.items()))
+run.finish()
+"""
+    out = run_child(code, NUBOARD_DIR=str(root), timeout=60).stdout
+    masks = dict(ast.literal_eval(out.strip().splitlines()[-1]))
+    assert masks["nuboard-writer"] and masks["nuboard-system"], masks
+    assert not masks["MainThread"], masks                 # the main thread takes it
 
 
 def test_users_sigterm_handler_still_runs(root):

@@ -23,7 +23,7 @@ from array import array
 from pathlib import Path
 
 from nuboard.files.jsonfile import write_json_atomic
-from nuboard.files.sigterm import block_signals, defer_sigterm
+from nuboard.files.sigterm import block_signals, defer_sigterm, start_blocked
 from nuboard.files.sigterm import pending as sigterm_pending
 
 from . import logfile
@@ -90,7 +90,7 @@ class EventWriter:
         head = logfile.file_header(salt) + logfile.meta_record(meta, salt)
         self._pending = b"" if self._write(head) else head   # a full disk: retry with the next write
         self._thread = threading.Thread(target=self._loop, name="nuboard-writer", daemon=True)
-        self._thread.start()
+        start_blocked(self._thread)
 
     # -- the training thread's side -------------------------------------------------------
     def wait_for_room(self, steps: array) -> None:

@@ -9,8 +9,9 @@ new scalar's too) inside `with defer_sigterm:`; a SIGTERM arriving there is reco
 handler runs when the outermost such block ends, with every lock let go. finish() up to the
 status and nb.init are such blocks, so a SIGTERM during init finishes the new run as killed.
 
-NuBoard's own threads block the signals a script may handle in Python (`block_signals`), so
-the kernel delivers them to the main thread, waking it from a sleep or a blocking read. A
+NuBoard's own threads block the signals a script may handle in Python, from their first
+instruction (`start_blocked`: they inherit the mask of the thread that starts them), so the
+kernel delivers them to the main thread, waking it from a sleep or a blocking read. A
 signal delivered to another thread only sets a flag: the main thread ran the handler when it
 next ran Python code, 60 s later for a script in time.sleep(60).
 """
@@ -81,6 +82,23 @@ def block_signals() -> None:
         signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED)
     except (AttributeError, OSError, ValueError):   # no pthread_sigmask (Windows)
         pass
+
+
+def start_blocked(thread: threading.Thread) -> None:
+    """Start one of NuBoard's threads with the signals a script may handle blocked from its
+    first instruction: it inherits the mask of the thread that starts it, so the starter
+    blocks them around start(). A thread that blocked them itself, once running, left a
+    moment in which a SIGTERM sent right after nb.init went to it, and the main thread slept
+    on (60 s in time.sleep(60))."""
+    try:
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED)
+    except (AttributeError, OSError, ValueError):   # no pthread_sigmask (Windows)
+        thread.start()
+        return
+    try:
+        thread.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 @contextlib.contextmanager

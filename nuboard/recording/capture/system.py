@@ -34,7 +34,7 @@ import warnings
 from collections.abc import Callable
 
 from nuboard.errors import InvalidArgumentError
-from nuboard.files.sigterm import block_signals, signals_unblocked
+from nuboard.files.sigterm import block_signals, signals_unblocked, start_blocked
 
 from .gpus import cuda_index, sample_gpus
 
@@ -94,7 +94,7 @@ class SystemSampler:
         if self._thread is not None:
             return
         self._thread = threading.Thread(target=self._loop, name="nuboard-system", daemon=True)
-        self._thread.start()
+        start_blocked(self._thread)
 
     def stop(self) -> None:
         """Stop the thread and wait for it (at most one nvidia-smi timeout); no log call after."""
