@@ -132,10 +132,15 @@ def test_the_tooltip_lists_the_runs_by_value_and_the_cursor_is_synced(page, root
         shutdown(proc)
 
 
-# opaque pixels of the figure's canvas within a little of a colour ("#rrggbb")
+# opaque pixels within a little of a colour ("#rrggbb") in the plot area of the figure's canvas:
+# the axis labels outside it are grey, and so is one run colour (#7f7f7f)
 INKED = """(f, hex) => { const c = f.querySelector('canvas');
     const rgb = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    const box = c.getBoundingClientRect(), over = f.querySelector('.u-over').getBoundingClientRect();
+    const sx = c.width / box.width, sy = c.height / box.height;
+    const x = Math.round((over.left - box.left) * sx), y = Math.round((over.top - box.top) * sy);
+    const d = c.getContext('2d').getImageData(x, y, Math.round(over.width * sx),
+                                              Math.round(over.height * sy)).data;
     let n = 0;
     for (let i = 0; i < d.length; i += 4)
       if (d[i + 3] > 200 &&
@@ -173,7 +178,7 @@ def test_hiding_a_run_in_the_run_list_hides_it_on_every_chart(page, root, make_r
         try:
             page.wait_for_function(f"""() => ({INKED})(document.querySelector('figure.chart[data-name="train/loss"]'),
                                                       {small!r}) < {before} / 4""", timeout=5000)
-        except PlaywrightTimeout:        # seen once in CI (not reproduced): say what was hovered
+        except PlaywrightTimeout:        # say what was hovered
             raise AssertionError(f"small did not fade: {loss.evaluate(INKED, small)} of {before} "
                                  f"pixels left; mouseovers since the hover: "
                                  f"{page.evaluate('() => window.__overs')}") from None
