@@ -28,3 +28,21 @@ class RunExistsError(NuBoardError, ValueError):
 
 class RunFinishedError(NuBoardError, RuntimeError):
     """Something was logged to a run after finish()."""
+
+
+class MissingExtraError(NuBoardError, ImportError):
+    """A feature needs a library of an optional extra that is not installed."""
+
+
+def import_extra(module: str, extra: str, feature: str):
+    """The module `module`, or MissingExtraError naming the `pip install` that brings it.
+
+        tb = import_extra("tensorboard", "tensorboard", "nuboard import tensorboard")
+    """
+    import importlib
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtraError(
+            f"{feature} needs the {module.split('.')[0]!r} package, which is not installed here: "
+            f"pip install 'nuboard[{extra}]' ({exc})") from exc
