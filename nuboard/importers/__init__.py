@@ -1,0 +1,1 @@
+"""Import history from other trackers (TensorBoard, MLflow) as ordinary NuBoard runs."""

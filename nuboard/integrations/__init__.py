@@ -1,0 +1,1 @@
+"""Trainer integrations: a Lightning logger and a Transformers callback that log to NuBoard."""

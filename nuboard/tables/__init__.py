@@ -1,0 +1,1 @@
+"""Runs and history as tables: nb.runs (one row a run) and nb.history (long form)."""
