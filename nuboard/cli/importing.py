@@ -1,14 +1,116 @@
 """`nuboard import tensorboard|mlflow`: history from other trackers, as ordinary runs."""
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import click
+
+from .options import debug_option, dir_option
 
 
 @click.group("import")
 def import_() -> None:
     """Import runs from TensorBoard event files or MLflow.
 
+    A second import of the same source writes nothing: each run remembers where it came
+    from. See docs/import.md.
+
     \b
     Example:
       nuboard import tensorboard ./runs --project llm
+      nuboard import mlflow sqlite:///mlflow.db --project llm --experiment sweep
     """
+
+
+def _common(command):
+    """--project, --dry-run, --json, --dir, --debug."""
+    for option in (
+        debug_option,
+        dir_option,
+        click.option("--json", "as_json", is_flag=True, help="Print the summary as a JSON object."),
+        click.option("--dry-run", is_flag=True, help="Say which runs would be imported; write nothing."),
+        click.option("--project", "-p", required=True, metavar="P",
+                     help="The NuBoard project the runs go to ('llm', 'team/llm')."),
+    ):
+        command = option(command)
+    return command
+
+
+@import_.command("tensorboard", short_help="Import TensorBoard event files as runs.")
+@click.argument("logdir", type=click.Path(path_type=Path))
+@_common
+def tensorboard(logdir: Path, project: str, dry_run: bool, as_json: bool, root: Path) -> None:
+    """Import every folder under LOGDIR that holds events.out.tfevents.* files as one run,
+    named after the folder.
+
+    Every scalar point is kept with its step and wall time; the HParams plugin's values are
+    the config; the run starts and ends with its events, status finished. Runs imported
+    before are left as they are. A progress bar on a terminal, then one line: what was
+    imported and what was there already.
+
+    \b
+    Example:
+      nuboard import tensorboard ./runs --project llm
+      nuboard import tensorboard ./lightning_logs -p llm --dry-run
+    """
+    from nuboard.importers import tensorboard as run_import
+    _report(_with_bar(lambda progress: run_import(logdir, project, dir=root, dry_run=dry_run,
+                                                  progress=progress)), as_json)
+
+
+@import_.command("mlflow", short_help="Import MLflow runs.")
+@click.argument("tracking_uri")
+@click.option("--experiment", "-e", metavar="NAME", help="Only the runs of this experiment.")
+@click.option("--artifacts", is_flag=True,
+              help="Record each run's artifact folder as a reference artifact version.")
+@_common
+def mlflow(tracking_uri: str, experiment: str | None, artifacts: bool, project: str, dry_run: bool,
+           as_json: bool, root: Path) -> None:
+    """Import the runs of an MLflow tracking store: a sqlite:/// database, an mlruns folder
+    (no MLFLOW_ALLOW_FILE_STORE needed) or a tracking server's URL.
+
+    Each run keeps its params (the config), tags, status, times and the full history of
+    every metric; the experiment is its group. Runs imported before are left as they are,
+    except a run that was still RUNNING and has ended since, which is imported again. A
+    progress bar on a terminal, then one line: what was imported and what was there already.
+
+    \b
+    Example:
+      nuboard import mlflow sqlite:///mlflow.db --project llm
+      nuboard import mlflow ./mlruns -p llm --experiment sweep --artifacts
+    """
+    from nuboard.importers import mlflow as run_import
+    _report(_with_bar(lambda progress: run_import(tracking_uri, project, experiment, dir=root,
+                                                  dry_run=dry_run, artifacts=artifacts,
+                                                  progress=progress)), as_json)
+
+
+def _with_bar(work):
+    """work(progress) with a rich bar of the runs written on stderr, when it is a terminal."""
+    from rich.console import Console
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        return work(None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    with Progress(TextColumn("[bold]Importing"), BarColumn(), MofNCompleteColumn(),
+                  TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                  transient=True) as bar:
+        task = bar.add_task("", total=None)
+
+        def progress(done: int, total: int, key: str) -> None:
+            bar.update(task, completed=done, total=total, description=key)
+
+        return work(progress)
+
+
+def _report(result, as_json: bool) -> None:
+    """The notes on stderr, then the summary line (or the JSON object) on stdout."""
+    command = f"nuboard import {result.tool}"
+    for note in result.notes:
+        click.echo(" ".join(f"{command}: note: {note}".split()), err=True)
+    if as_json:
+        click.echo(json.dumps({**result.as_dict(), "summary": result.summary()}, indent=2,
+                              ensure_ascii=False))
+    else:
+        click.echo(result.summary())

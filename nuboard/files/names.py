@@ -1,6 +1,7 @@
 """Naming rules: projects, run ids, scalar names, tags, prefixes; and new run ids."""
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from typing import Iterable
@@ -128,6 +129,20 @@ def check_scalar_name(value: object, reserved: Iterable[str]) -> str:
             f"scalar name {value!r} starts with {head!r}, which this run reserves for its own "
             f"scalars; pick another name, or pass system_prefix=/timing_prefix= to nb.init.")
     return value
+
+
+def safe_scalar_name(text: str) -> str:
+    """Any text as a name on the scalar naming rule, the same every time (another tracker's tag,
+    a trainer's metric key): a control character or lone surrogate becomes '_', empty segments
+    are dropped ('/a//b/' is 'a/b', '' is '_'), and a name over 256 characters keeps its first
+    240 and ends in '~' and 8 hex digits of the text's SHA-1. A name the rule takes is kept."""
+    clean = "".join("_" if ord(ch) < 32 or ord(ch) == 127 or 0xD800 <= ord(ch) <= 0xDFFF else ch
+                    for ch in text)
+    name = "/".join(part for part in clean.split("/") if part) or "_"
+    if len(name) > MAX_SCALAR_NAME:
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        name = name[:MAX_SCALAR_NAME - 16].rstrip("/") + "~" + digest
+    return name
 
 
 def check_label(value: object, what: str, limit: int = MAX_LABEL) -> str:

@@ -1,0 +1,341 @@
+"""MLflow runs, read through MLflow's own MlflowClient, as NuBoard runs.
+
+Each active run of each active experiment (or of the one named) becomes a run: params are the
+config (typed: a value JSON reads as a number is that number, 'True'/'False' are booleans), the
+experiment is the group, the tag `mlflow.note.content` the notes, every other tag not under
+`mlflow.` a NuBoard tag 'key=value', every metric's full history (get_metric_history) its
+scalar, with MLflow's steps and timestamps. All tags, the raw status and the experiment are kept
+in run.json's `source`. Statuses: FINISHED finished, FAILED failed, KILLED killed; a run still
+RUNNING (or SCHEDULED) comes in as running with no process behind it, so NuBoard shows it as
+lost (its last sign of life its latest metric), and a later import replaces it once MLflow says
+it ended.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import re
+import warnings
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from nuboard.errors import InvalidNameError, NuBoardError, import_extra
+from nuboard.files.names import check_tags
+
+from .landing import Progress, import_runs
+from .source_runs import Candidate, ImportResult, ImportSourceError, Series, SourceRun
+
+FEATURE = "nuboard import mlflow"
+STATUSES = {"FINISHED": "finished", "FAILED": "failed", "KILLED": "killed", "RUNNING": "running",
+            "SCHEDULED": "running"}
+OPEN = ("RUNNING", "SCHEDULED")
+PAGE = 1000
+
+
+def import_mlflow(uri, project: str, experiment: str | None = None, dir=None, *,
+                  dry_run: bool = False, artifacts: bool = False,
+                  progress: Progress | None = None) -> ImportResult:
+    """Import the runs of an MLflow tracking store; see nuboard.importers.mlflow."""
+    from nuboard.files.layout import resolve_root
+    from nuboard.files.names import check_project
+    check_project(project)
+    root = resolve_root(dir)
+    uri, file_store = tracking_uri(uri)             # what MLflow would create is refused first
+    tracking = import_extra("mlflow.tracking", "mlflow", FEATURE)
+    with _quiet_mlflow(file_store):
+        try:
+            client = tracking.MlflowClient(tracking_uri=uri)
+        except Exception as exc:
+            raise _cannot_open(uri, exc) from None
+        experiments = _experiments(client, uri, experiment)
+        candidates = [_candidate(client, run, exp, artifacts)
+                      for exp in experiments for run in _runs(client, uri, exp.experiment_id)]
+        hooks = {"after": _artifact_after(root, project), "on_skip": _artifact_on_skip(root, project)} \
+            if artifacts else {}
+        return import_runs("mlflow", uri, project, root, candidates, dry_run=dry_run,
+                           progress=progress, **hooks)
+
+
+def tracking_uri(uri) -> tuple[str, bool]:
+    """(the URI MLflow is given and run.json records, whether it is a folder store).
+
+    A path or file: URI of a folder is an `mlruns` folder store, given as its absolute path;
+    a path to a file is an SQLite database; sqlite:/// paths are made absolute. A database
+    or folder that does not exist is refused here: MLflow would create an empty one.
+    """
+    text = os.fspath(uri)
+    if text.startswith("sqlite:///"):
+        path = Path(os.path.abspath(os.path.expanduser(text[len("sqlite:///"):])))
+        _must_exist(path, text, folder=False)
+        return f"sqlite:///{path}", False
+    if text.startswith("file:"):
+        path = Path(unquote(urlparse(text).path))
+    elif re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", text):
+        return text, False                      # a server, databricks, postgresql://...: MLflow judges
+    else:
+        path = Path(text).expanduser()
+    path = Path(os.path.abspath(path))
+    if path.is_file():
+        _must_exist(path, text, folder=False)
+        return f"sqlite:///{path}", False
+    _must_exist(path, text, folder=True)
+    return str(path), True
+
+
+def _must_exist(path: Path, text: str, folder: bool) -> None:
+    if (path.is_dir() if folder else path.is_file()):
+        problem = _not_a_store(path, folder)
+        if problem:
+            raise ImportSourceError(f"MLflow cannot open {text!r}: {str(path)!r} {problem}.")
+        return
+    what = "mlruns folder" if folder else "MLflow database"
+    raise ImportSourceError(f"MLflow cannot open {text!r}: there is no {what} {str(path)!r}. Pass "
+                            "the tracking URI the runs were logged to (sqlite:///mlflow.db, ./mlruns).")
+
+
+def _not_a_store(path: Path, folder: bool) -> str | None:
+    """Why an existing folder or file is not an MLflow store (MLflow would make it one), or None."""
+    if folder:
+        if any(path.glob("*/meta.yaml")):
+            return None
+        return "is not an mlruns folder (it has no <experiment id>/meta.yaml)"
+    import sqlite3
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error as exc:
+        return f"is not an SQLite database ({exc})"
+    return None if {"experiments", "runs"} <= tables else "is not an MLflow database (it has no runs table)"
+
+
+@contextlib.contextmanager
+def _quiet_mlflow(file_store: bool):
+    """MLflow's warnings and INFO logs off; MLFLOW_ALLOW_FILE_STORE=true for a folder store."""
+    old_env = os.environ.get("MLFLOW_ALLOW_FILE_STORE")
+    loggers = [logging.getLogger(name) for name in ("mlflow", "alembic")]
+    levels = [logger.level for logger in loggers]
+    if file_store:
+        os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+    for logger in loggers:
+        logger.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+        if file_store:
+            if old_env is None:
+                os.environ.pop("MLFLOW_ALLOW_FILE_STORE", None)
+            else:
+                os.environ["MLFLOW_ALLOW_FILE_STORE"] = old_env
+
+
+def _cannot_open(uri: str, exc: Exception) -> ImportSourceError:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = text if len(text) <= 300 else text[:297] + "..."
+    return ImportSourceError(f"MLflow cannot open {uri!r}: {text}")
+
+
+def _experiments(client, uri: str, name: str | None) -> list:
+    """The active experiments, or the one named (ImportSourceError naming those there are)."""
+    from mlflow.entities import ViewType
+    found, token = [], None
+    try:
+        while True:
+            page = client.search_experiments(view_type=ViewType.ACTIVE_ONLY, max_results=PAGE,
+                                             page_token=token)
+            found.extend(page)
+            token = page.token
+            if not token:
+                break
+    except Exception as exc:
+        raise _cannot_open(uri, exc) from None
+    found.sort(key=lambda e: (str(e.name), str(e.experiment_id)))
+    if name is None:
+        return found
+    chosen = [e for e in found if e.name == name]
+    if not chosen:
+        names = ", ".join(repr(e.name) for e in found[:10]) or "none"
+        raise ImportSourceError(f"MLflow experiment {name!r} not found in {uri!r} (experiments there: "
+                                f"{names}).")
+    return chosen
+
+
+def _runs(client, uri: str, experiment_id: str) -> list:
+    from mlflow.entities import ViewType
+    found, token = [], None
+    try:
+        while True:
+            page = client.search_runs([experiment_id], run_view_type=ViewType.ACTIVE_ONLY,
+                                      max_results=PAGE, order_by=["attributes.start_time ASC"],
+                                      page_token=token)
+            found.extend(page)
+            token = page.token
+            if not token:
+                break
+    except Exception as exc:
+        raise _cannot_open(uri, exc) from None
+    return found
+
+
+def _candidate(client, run, experiment, artifacts: bool) -> Candidate:
+    status = run.info.status
+
+    def stale(source: dict) -> bool:
+        return source.get("status") in OPEN and status not in OPEN
+
+    return Candidate(run.info.run_id, lambda: read_run(client, run, experiment, artifacts), stale)
+
+
+def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
+    """One MLflow run, with the full history of each of its metrics."""
+    info, data = run.info, run.data
+    tags = dict(data.tags)
+    series, last = [], info.start_time or 0
+    negative = 0
+    for key in sorted(data.metrics):
+        found = Series(key)
+        for metric in client.get_metric_history(info.run_id, key):
+            if metric.step < 0:
+                negative += 1
+                continue
+            found.add(metric.step, metric.timestamp / 1000, metric.value)
+            last = max(last, metric.timestamp)
+        series.append(found)
+    nb_tags, refused = _tags(tags)
+    left_out = [f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
+                "(NuBoard steps start at 0)"] \
+        if negative else []
+    if refused:
+        left_out.append(f"tags kept only in run.json's source (not NuBoard tags): {', '.join(refused)}")
+    start = (info.start_time or 0) / 1000
+    details = {"status": info.status, "experiment_id": experiment.experiment_id,
+               "experiment": experiment.name, "tags": tags, "artifact_uri": info.artifact_uri}
+    if tags.get("mlflow.parentRunId"):
+        details["parent_run_id"] = tags["mlflow.parentRunId"]
+    folder = local_folder(info.artifact_uri) if artifacts else None
+    if artifacts and folder is None and info.artifact_uri and not _is_local(info.artifact_uri):
+        left_out.append(f"artifacts at {info.artifact_uri!r} not recorded: not a local folder")
+    return SourceRun(key=info.run_id, name=_name(info.run_name or tags.get("mlflow.runName") or info.run_id),
+                     start=start, end=info.end_time / 1000 if info.end_time else None,
+                     status=STATUSES.get(info.status, "finished"), config=typed_params(data.params),
+                     tags=nb_tags, group=_name(experiment.name), notes=tags.get("mlflow.note.content"),
+                     series=series, details=details, artifact_dir=folder, last_seen=last / 1000,
+                     left_out=left_out)
+
+
+def typed_params(params: dict) -> dict:
+    """MLflow's params (all strings) as config: numbers and booleans typed, the rest as written."""
+    out = {}
+    for key, text in sorted(params.items()):
+        value = text
+        if text in ("True", "true", "False", "false"):
+            value = text.lower() == "true"
+        else:
+            try:
+                number = json.loads(text)
+            except (ValueError, TypeError, RecursionError):
+                number = None
+            if isinstance(number, (int, float)) and not isinstance(number, bool) \
+                    and math.isfinite(number):
+                value = number
+        out[key] = value
+    return out
+
+
+def _tags(tags: dict) -> tuple[list[str], list[str]]:
+    """(NuBoard tags 'key=value' of the user's tags, the keys of those that break the tag rule)."""
+    out, refused = [], []
+    for key, value in sorted(tags.items()):
+        if key.startswith("mlflow."):
+            continue
+        try:
+            out.extend(check_tags([f"{key}={value}" if value != "" else key]))
+        except (InvalidNameError, TypeError):
+            refused.append(key)
+    return out, refused
+
+
+def _name(text: str) -> str:
+    text = "".join("_" if ord(ch) < 32 or ord(ch) == 127 else ch for ch in str(text))
+    return text if len(text) <= 256 else text[:255] + "…"
+
+
+def _is_local(uri: str) -> bool:
+    return uri.startswith("file:") or not re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", uri)
+
+
+def local_folder(uri: str | None) -> Path | None:
+    """The artifact folder of a run on this machine, when its URI is local and the folder exists."""
+    if not uri or not _is_local(uri):
+        return None
+    path = Path(unquote(urlparse(uri).path)) if uri.startswith("file:") else Path(uri)
+    return path if path.is_dir() and any(path.iterdir()) else None
+
+
+# -- artifacts --------------------------------------------------------------------------------
+
+def artifact_name(experiment: str) -> str:
+    """'mlflow-<experiment>', its characters outside letters, digits, '.', '_', '-' as '-'."""
+    slug = re.sub(r"[^A-Za-z0-9._-]", "-", experiment).strip("-.") or "experiment"
+    return f"mlflow-{slug}"[:128]
+
+
+def add_run_artifact(root: Path, project: str, run_id: str, folder: Path, source: dict) -> str:
+    """Record the run's artifact folder as a reference version produced by the run; its spec.
+
+    The version is listed in run.json's outputs, and its spec in `source.artifact`, so a later
+    import knows it is there.
+    """
+    from nuboard.artifacts import add_artifact
+    from nuboard.files import layout, runjson
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)        # a dangling link inside: left out
+        version = add_artifact(project, artifact_name(source.get("experiment") or ""), folder,
+                               type="other", reference=True, dir=root,
+                               producer={"project": project, "run_id": run_id},
+                               metadata={"mlflow_run_id": source.get("key"),
+                                         "artifact_uri": source.get("artifact_uri")},
+                               description="The MLflow run's artifact folder, recorded by nuboard import.")
+    entry = {"project": version.project, "name": version.name, "version": version.version,
+             "at": runjson.now_iso()}
+
+    def link(doc: dict) -> None:
+        doc.setdefault("outputs", []).append(entry)
+        doc["source"]["artifact"] = version.spec
+
+    runjson.update_run(layout.run_dir(root, project, run_id), link)
+    return version.spec
+
+
+def _record(root: Path, project: str, run_id: str, folder: Path, source: dict,
+            result: ImportResult) -> None:
+    """add_run_artifact; a version that cannot be added is a note, the run stays imported."""
+    try:
+        result.artifacts.append(add_run_artifact(root, project, run_id, folder, source))
+    except (NuBoardError, OSError) as exc:
+        result.notes.append(f"{source.get('key')}: artifacts not recorded: {exc}")
+
+
+def _artifact_after(root: Path, project: str):
+    def after(run: SourceRun, run_id: str, result: ImportResult) -> None:
+        if run.artifact_dir is not None:
+            _record(root, project, run_id, run.artifact_dir, {"key": run.key, **run.details}, result)
+    return after
+
+
+def _artifact_on_skip(root: Path, project: str):
+    """A run imported before without its artifact (an import without --artifacts, or one
+    killed between the run and its artifact) gets it now."""
+    def on_skip(run_id: str, source: dict, result: ImportResult) -> None:
+        if source.get("artifact"):
+            return
+        folder = local_folder(source.get("artifact_uri"))
+        if folder is not None:
+            _record(root, project, run_id, folder, source, result)
+    return on_skip

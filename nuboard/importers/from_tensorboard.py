@@ -1,0 +1,150 @@
+"""TensorBoard event files (torch.utils.tensorboard, tensorboardX, TensorFlow) as NuBoard runs.
+
+Each folder under the log dir that holds `events.out.tfevents.*` files is one run, named after
+its folder relative to the log dir. The files are read, in name order, by the `tensorboard`
+package's own loader (LegacyEventFileLoader: the records as written; EventFileLoader's compat
+layer, which rewrites each `simple_value` as a tensor, makes reading four times slower). Both
+kinds of scalar are read: the `simple_value` summaries of torch, tensorboardX and TF1, and the
+tensor summaries of TF2 and `new_style=True` (plugin 'scalars' or data class scalar, the
+metadata only on a tag's first point). Every point is kept with its step and wall time, its
+value as stored (a float32 widened to a double). The HParams plugin's session start info is the
+config; the run starts at its earliest event and ends at its latest, status finished.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from nuboard.errors import import_extra
+
+from .landing import Progress, import_runs
+from .source_runs import Candidate, ImportResult, ImportSourceError, Series, SourceRun
+
+FEATURE = "nuboard import tensorboard"
+_HOST = re.compile(r"events\.out\.tfevents\.\d+\.(.+?)(\.\d+\.\d+)?\Z")
+
+
+def import_tensorboard(logdir, project: str, dir=None, *, dry_run: bool = False,
+                       progress: Progress | None = None) -> ImportResult:
+    """Import every run under a TensorBoard log dir; see nuboard.importers.tensorboard."""
+    from nuboard.files.layout import resolve_root
+    from nuboard.files.names import check_project
+    check_project(project)
+    loader = import_extra("tensorboard.backend.event_processing.event_file_loader", "tensorboard",
+                          FEATURE)
+    root = resolve_root(dir)
+    logdir = Path(os.path.abspath(os.path.expanduser(os.fspath(logdir))))
+    folders = run_folders(logdir)
+    candidates = [Candidate(key, lambda key=key, files=files: read_run(loader, logdir, key, files))
+                  for key, files in folders]
+    return import_runs("tensorboard", str(logdir), project, root, candidates, dry_run=dry_run,
+                       progress=progress)
+
+
+def run_folders(logdir: Path) -> list[tuple[str, list[Path]]]:
+    """(key, event files in name order) of each folder that holds event files, by key.
+
+    The key is the folder's path relative to the log dir with '/' ('.' for the log dir itself).
+    Raises ImportSourceError when the log dir is not a folder or holds no event file.
+    """
+    if not logdir.is_dir():
+        what = "does not exist" if not logdir.exists() else "is not a folder"
+        raise ImportSourceError(f"no TensorBoard log folder {str(logdir)!r}: it {what}. Pass the "
+                                "folder given to SummaryWriter(log_dir=...) or tensorboard --logdir.")
+    found = []
+    for folder, subdirs, files in os.walk(logdir):
+        subdirs.sort()
+        events = sorted(f for f in files if "tfevents" in f and not f.endswith(".profile-empty"))
+        if events:
+            key = Path(folder).relative_to(logdir).as_posix()
+            found.append((key, [Path(folder) / f for f in events]))
+    if not found:
+        raise ImportSourceError(f"no TensorBoard event files (events.out.tfevents.*) under "
+                                f"{str(logdir)!r}: pass the folder given to SummaryWriter(log_dir=...).")
+    return sorted(found)
+
+
+def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
+    """One folder's events as a SourceRun: every scalar point, the hparams, the times."""
+    from tensorboard.compat.proto import summary_pb2
+    scalar = summary_pb2.DATA_CLASS_SCALAR
+    kinds: dict[str, tuple[str, int]] = {}      # tag -> (plugin, data class) of its first metadata
+    series: dict[str, Series] = {}
+    config: dict = {}
+    walls: list[float] = []
+    negative = 0
+    for path in files:
+        for event in loader.LegacyEventFileLoader(str(path)).Load():
+            walls.append(event.wall_time)
+            if not event.HasField("summary"):
+                continue
+            for value in event.summary.value:
+                meta = value.metadata
+                if meta.plugin_data.plugin_name or meta.data_class:
+                    kinds.setdefault(value.tag, (meta.plugin_data.plugin_name, meta.data_class))
+                plugin, data_class = kinds.get(value.tag, ("", 0))
+                kind = value.WhichOneof("value")
+                if plugin == "hparams":
+                    config.update(_hparams(value))
+                    continue
+                if kind == "simple_value":
+                    number = value.simple_value
+                elif kind == "tensor" and (plugin == "scalars" or data_class == scalar):
+                    number = _number(value.tensor)
+                else:
+                    continue
+                if event.step < 0:
+                    negative += 1
+                    continue
+                found = series.get(value.tag)
+                if found is None:
+                    found = series[value.tag] = Series(value.tag)
+                found.add(event.step, event.wall_time, number)
+    start = min(walls) if walls else os.stat(files[0]).st_mtime
+    name = key if key != "." else (logdir.name or str(logdir))
+    left_out = [f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
+                "(NuBoard steps start at 0)"] \
+        if negative else []
+    match = _HOST.match(files[0].name)
+    return SourceRun(key=key, name=_label(name), start=start, end=max(walls) if walls else start,
+                     config=config, host=match.group(1) if match else None,
+                     series=list(series.values()), left_out=left_out,
+                     details={"files": [p.name for p in files]})
+
+
+def _number(tensor) -> float:
+    """The value of a scalar tensor: float and double read directly, anything else by numpy."""
+    if len(tensor.float_val) == 1:
+        return tensor.float_val[0]
+    if len(tensor.double_val) == 1:
+        return tensor.double_val[0]
+    from tensorboard.util import tensor_util
+    array = tensor_util.make_ndarray(tensor)
+    return float(array.reshape(-1)[0]) if array.size == 1 else float("nan")
+
+
+def _hparams(value) -> dict:
+    """The hparams of a session start info summary ({} for the plugin's other summaries)."""
+    from tensorboard.plugins.hparams import metadata
+    if value.tag != metadata.SESSION_START_INFO_TAG:
+        return {}
+    info = metadata.parse_session_start_info_plugin_data(value.metadata.plugin_data.content)
+    return {name: _hparam_value(v) for name, v in info.hparams.items()}
+
+
+def _hparam_value(value):
+    kind = value.WhichOneof("kind")
+    if kind in ("number_value", "string_value", "bool_value"):
+        return getattr(value, kind)
+    if kind in (None, "null_value"):
+        return None
+    from google.protobuf.json_format import MessageToDict
+    return MessageToDict(value)
+
+
+def _label(text: str) -> str:
+    """A run name NuBoard takes: control characters as '_', at most 256 characters."""
+    text = "".join("_" if ord(ch) < 32 or ord(ch) == 127 or 0xD800 <= ord(ch) <= 0xDFFF else ch
+                   for ch in text)
+    return text if len(text) <= 256 else text[:255] + "…"

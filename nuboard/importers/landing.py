@@ -1,0 +1,198 @@
+"""Where imported runs land: matched by their source, written aside, renamed into the project.
+
+Each run is written by the recording API (nb.init, add_scalar, finish) into a staging root,
+`<root>/.nuboard-import/<pid>-<hex>/`, on the same file system; its run.json then gets the
+source's times, status and `source` object, and the finished folder is renamed into
+`<root>/<project>/runs/<run_id>` in one step. A process killed half way leaves only its staging
+folder, which no reader looks at (the walk skips dot folders) and the next import removes.
+Imports into one root take turns (`.nuboard-import/lock`), so two never write the same run.
+
+A run imported before is found by run.json's `source`: {"tool", "uri", "key", ...}.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from pathlib import Path
+from typing import Callable, Iterator
+
+from nuboard.files import layout, runjson
+from nuboard.files.jsonfile import flock, read_json
+from nuboard.files.names import check_project, new_run_id
+
+from .scalar_names import map_names, pick_prefixes
+from .source_runs import Candidate, ImportResult, SourceRun, iso
+
+STAGING = ".nuboard-import"
+Progress = Callable[[int, int, str], None]     # (runs done, runs to write, the source key now)
+
+
+def imported(root: Path, project: str, tool: str, uri: str) -> dict[str, tuple[str, dict]]:
+    """{source key: (run id, source object)} of the project's runs imported from this source."""
+    found: dict[str, tuple[str, dict]] = {}
+    runs = layout.runs_dir(root, project)
+    try:
+        names = sorted(os.listdir(runs))
+    except OSError:
+        return found
+    for run_id in names:
+        try:
+            doc = read_json(runs / run_id / layout.RUN_JSON)
+        except (OSError, ValueError):
+            continue
+        source = doc.get("source") if isinstance(doc, dict) else None
+        if isinstance(source, dict) and source.get("tool") == tool and source.get("uri") == uri \
+                and isinstance(source.get("key"), str):
+            found.setdefault(source["key"], (run_id, source))
+    return found
+
+
+@contextlib.contextmanager
+def staging(root: Path) -> Iterator[Path]:
+    """A fresh staging root under root, held under the import lock; removed afterwards.
+
+    Staging folders left by a killed import are removed first: under the lock, no other
+    import of this root is running.
+    """
+    base = root / STAGING
+    base.mkdir(parents=True, exist_ok=True)
+    with flock(base / "lock"):
+        for entry in os.listdir(base):
+            if entry != "lock":
+                shutil.rmtree(base / entry, ignore_errors=True)
+        folder = base / f"{os.getpid()}-{os.urandom(4).hex()}"
+        folder.mkdir()
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def import_runs(tool: str, uri: str, project: str, root: Path, candidates: list[Candidate], *,
+                dry_run: bool = False, progress: Progress | None = None,
+                after: Callable[[SourceRun, str, ImportResult], None] | None = None,
+                on_skip: Callable[[str, dict, ImportResult], None] | None = None) -> ImportResult:
+    """Write every candidate not imported before (or whose copy is stale) as a run.
+
+    `after(source_run, run_id, result)` runs once a run is in place (MLflow's artifacts);
+    `on_skip(run_id, source, result)` for each run imported before and left as it is. The
+    project's catalog is brought up to date at the end.
+    """
+    project = check_project(project)
+    result = ImportResult(tool, uri, project, dry_run=dry_run)
+    if dry_run:
+        known = imported(root, project, tool, uri)
+        todo, skipped = _split(candidates, known)
+        result.pending = [c.key for c, _ in todo]
+        result.skipped = [run_id for run_id, _ in skipped]
+        return result
+    with staging(root) as stage:
+        known = imported(root, project, tool, uri)
+        todo, skipped = _split(candidates, known)
+        result.skipped = [run_id for run_id, _ in skipped]
+        for run_id, source in skipped:
+            if on_skip is not None:
+                on_skip(run_id, source, result)
+        for done, (candidate, old_id) in enumerate(todo):
+            if progress is not None:
+                progress(done, len(todo), candidate.key)
+            source_run = candidate.load()
+            result.notes.extend(f"{candidate.key}: {line}" for line in source_run.left_out)
+            source = {"tool": tool, "uri": uri, "key": candidate.key, **source_run.details}
+            run_id, points = land(stage, root, project, source_run, source, old_id)
+            result.written.append(run_id)
+            result.pending.append(candidate.key)
+            result.points += points
+            if old_id is not None:
+                result.replaced.append(run_id)
+            if after is not None:
+                after(source_run, run_id, result)
+        if progress is not None and todo:
+            progress(len(todo), len(todo), "")
+    if result.written or result.artifacts:
+        sync_catalog(root, project)
+    return result
+
+
+def _split(candidates: list[Candidate], known: dict) -> tuple[list, list]:
+    """([(candidate, run id of the stale copy it replaces, or None)],
+    [(run id, source) of each run imported before and left as it is])."""
+    todo, skipped = [], []
+    for candidate in candidates:
+        found = known.get(candidate.key)
+        if found is None:
+            todo.append((candidate, None))
+        elif candidate.stale(found[1]):
+            todo.append((candidate, found[0]))
+        else:
+            skipped.append(found)
+    return todo, skipped
+
+
+def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
+         replaces: str | None = None) -> tuple[str, int]:
+    """Write one run in the staging root and rename it into the project; (run id, points).
+
+    The run id is made from the source's start time (so runs sort by when they ran), or is
+    that of the stale copy it replaces.
+    """
+    from nuboard.recording.start import init
+    runs = layout.runs_dir(root, project)
+    run_id = replaces or _fresh_id(runs, run.start)
+    names = map_names(s.name for s in run.series)
+    system, timing = pick_prefixes(names.values())
+    renamed = {tag: name for tag, name in names.items() if tag != name}
+    if renamed:
+        source = {**source, "renamed": renamed}
+    recording = init(project, dir=stage, run_id=run_id, run_name=run.name, config=run.config,
+                     tags=run.tags, notes=run.notes, group=run.group, capture_env=False,
+                     capture_console=False, system_metrics=False, system_prefix=system,
+                     timing_prefix=timing)
+    points = 0
+    try:
+        for series in run.series:
+            add, name = recording.add_scalar, names[series.name]
+            for step, wall, value in zip(series.steps, series.walls, series.values):
+                add(name, value, step=step, wall_time=wall)
+            points += len(series.steps)
+    except BaseException:
+        recording.finish("crashed")
+        raise
+    recording.finish("finished" if run.status == "running" else run.status)
+    staged = Path(recording.path)
+    runjson.update_run(staged, lambda doc: _settle(doc, run, source))
+    with contextlib.suppress(OSError):
+        os.unlink(staged / layout.HEARTBEAT)     # the importer's, not the source run's
+    if run.status == "running":                  # its last sign of life: lost unless recent
+        seen = run.last_seen if run.last_seen is not None else run.start
+        os.utime(staged / layout.RUN_JSON, (seen, seen))
+    runs.mkdir(parents=True, exist_ok=True)
+    if replaces is not None:
+        os.rename(runs / run_id, stage / f"replaced-{run_id}")
+    os.rename(staged, runs / run_id)
+    return run_id, points
+
+
+def _settle(doc: dict, run: SourceRun, source: dict) -> None:
+    """run.json as the source has the run: its times, status, host and `source`."""
+    doc.update(start_time=iso(run.start), status=run.status, source=source,
+               end_time=iso(run.end) if run.end is not None and run.status != "running" else None,
+               host=run.host, python=None, platform=None)
+    for session in doc.get("sessions") or []:
+        session.update(start_time=iso(run.start), host=run.host, pid=None)
+
+
+def _fresh_id(runs: Path, start: float) -> str:
+    while True:
+        run_id = new_run_id(start)
+        if not (runs / run_id).exists():
+            return run_id
+
+
+def sync_catalog(root: Path, project: str) -> None:
+    """Bring the project's catalog up to date with its run folders, as `nuboard ls` does."""
+    from nuboard.catalog.project_catalog import Catalog
+    from nuboard.catalog.sync import sync
+    with Catalog(root, project) as catalog:
+        sync(catalog)
