@@ -1,0 +1,118 @@
+"""NuBoardLogger: a Lightning logger that records the trainer's metrics and hyperparameters in a
+NuBoard run.
+
+    from nuboard.integrations.lightning import NuBoardLogger
+    trainer = Trainer(logger=NuBoardLogger(project="llm", run_name="baseline"))
+
+Needs the `lightning` package (pip install 'nuboard[lightning]'). See docs/integrations.md.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Mapping
+
+from nuboard.errors import import_extra
+from nuboard.recording.run import Run
+from nuboard.recording.run_config import to_config
+
+from .common import MetricLog, init_arguments, resume_arguments, start_run
+
+_loggers = import_extra("lightning.pytorch.loggers", "lightning", "nuboard.integrations.lightning")
+from lightning.pytorch.utilities.rank_zero import rank_zero_only  # noqa: E402  (after the check)
+
+FINISHED = ("success", "finished")
+"""Lightning's finalize statuses for a run that ended well ('finished' before a SLURM requeue);
+any other ('failed') is 'crashed'."""
+
+
+class NuBoardLogger(_loggers.Logger):
+    """Logs a Lightning Trainer to one NuBoard run.
+
+    Args:
+        project, run_name, config, dir, tags, **init_kwargs: nb.init's arguments, checked now;
+            the run starts at the first use of `experiment` (Lightning's setup, on every rank).
+
+    log_hyperparams adds the hyperparameters to the run's config; log_metrics logs the
+    metrics at the step Lightning gives, on rank 0 only (as Lightning's own loggers do), with
+    names NuBoard refuses changed as common.scalar_name says. finalize ends the run as
+    'finished' ('success') or 'crashed' ('failed', with the exception being handled); the
+    logger's next log (trainer.test() after trainer.fit()) continues that run in a new session.
+
+    Under DDP every rank joins the run (its session log holds what code on that rank logs
+    through `experiment`); see docs/integrations.md.
+    """
+
+    def __init__(self, project: str | None = None, *, run_name: str | None = None, config: Any = None,
+                 dir: "str | os.PathLike[str] | None" = None, tags: "list[str] | None" = None,
+                 **init_kwargs: Any):
+        super().__init__()
+        self._arguments = init_arguments(project, run_name=run_name, config=config, dir=dir,
+                                         tags=tags, **init_kwargs)
+        self._log: MetricLog | None = None         # the run being recorded, with its names
+        self._ended: MetricLog | None = None       # the run finalize finished, until it goes on
+
+    @property
+    def experiment(self) -> Run:
+        """The NuBoard Run, started at the first use; after finalize, the finished Run until
+        the logger logs again."""
+        if self._log is None and self._ended is not None:
+            return self._ended.run
+        return self._started().run
+
+    def _started(self) -> MetricLog:
+        """The run being recorded: a new one, or the finished one continued in a new session."""
+        if self._log is None:
+            arguments = self._arguments
+            if self._ended is not None:
+                arguments = resume_arguments(arguments, self._ended.run.id)
+            self._log = MetricLog(start_run(arguments), "NuBoardLogger", self._ended)
+            self._ended = None
+        return self._log
+
+    @property
+    def name(self) -> str:
+        """The project: Lightning's ModelCheckpoint saves to <default_root_dir>/<name>/<version>."""
+        return self._arguments["project"] or "default"
+
+    @property
+    def version(self) -> str:
+        """The run id (starts the run)."""
+        return self.experiment.id
+
+    @rank_zero_only
+    def log_hyperparams(self, params: "Mapping[str, Any] | Any", *args: Any, **kwargs: Any) -> None:
+        """Add the hyperparameters (a dict or Namespace) to the run's config, over its keys."""
+        added = to_config(params)
+        self.experiment.update_record(lambda doc: doc.setdefault("config", {}).update(added))
+
+    @rank_zero_only
+    def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
+        self._started().log(metrics, step)
+
+    def save(self) -> None:
+        """Write what the run holds in memory now (Lightning calls it after each log_metrics)."""
+        if self._log is not None:
+            self._log.run.flush()
+
+    def finalize(self, status: str) -> None:
+        """End the run: 'finished' for Lightning's 'success', else 'crashed' (with the exception
+        Lightning is handling, when there is one, in run.json's error)."""
+        if self._log is None:
+            return
+        self._ended, self._log = self._log, None
+        run = self._ended.run
+        if status in FINISHED:
+            run.finish("finished")
+            return
+        exc_type, exc, tb = sys.exc_info()
+        if exc is None:
+            run.finish("crashed")
+        else:
+            run.__exit__(exc_type, exc, tb)
+
+    def __getstate__(self) -> dict:
+        """A copy sent to another process (ddp_spawn) starts or joins the run there."""
+        state = self.__dict__.copy()
+        state["_log"] = state["_ended"] = None
+        return state

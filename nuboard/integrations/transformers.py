@@ -1,0 +1,101 @@
+"""NuBoardCallback: a Hugging Face Trainer callback that records training in a NuBoard run.
+
+    from nuboard.integrations.transformers import NuBoardCallback
+    trainer = Trainer(..., callbacks=[NuBoardCallback(project="llm")])
+
+Needs the `transformers` package (pip install 'nuboard[transformers]'). See docs/integrations.md.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping
+
+from nuboard.errors import import_extra
+from nuboard.files.names import MAX_LABEL
+from nuboard.recording.run import Run
+from nuboard.recording.run_config import to_config
+
+from .common import MetricLog, init_arguments, resume_arguments, start_run
+
+_callbacks = import_extra("transformers.trainer_callback", "transformers",
+                          "nuboard.integrations.transformers")
+
+
+def scalar_key(key: str) -> str:
+    """The name of a Trainer log key before the naming rule: 'eval_loss' is 'eval/loss', any
+    other key goes under 'train/' ('loss' is 'train/loss', 'train_runtime' 'train/train_runtime')."""
+    return "eval/" + key[5:] if key.startswith("eval_") else "train/" + key
+
+
+class NuBoardCallback(_callbacks.TrainerCallback):
+    """Records a Hugging Face Trainer in one NuBoard run.
+
+    Args:
+        project, run_name, config, dir, tags, **init_kwargs: nb.init's arguments, checked now.
+            run_name defaults to TrainingArguments.run_name when that is set (and is not the
+            output_dir); the run's config is `config` with 'args' (TrainingArguments.to_dict())
+            and 'model' (the model's config.to_dict()) added.
+
+    on_train_begin starts the run (every rank joins it; see docs/integrations.md); on_log
+    logs each number of the dict at state.global_step on the world's main process, under
+    'eval/' for 'eval_' keys and 'train/' for the others; on_train_end finishes the run. A log
+    outside train() (trainer.evaluate() after it) continues the run in a session of its own.
+    A hyperparameter search starts a run per trial.
+    """
+
+    def __init__(self, project: str | None = None, *, run_name: str | None = None, config: Any = None,
+                 dir: "str | os.PathLike[str] | None" = None, tags: "list[str] | None" = None,
+                 **init_kwargs: Any):
+        self._arguments = init_arguments(project, run_name=run_name, config=config, dir=dir,
+                                         tags=tags, **init_kwargs)
+        self._log: MetricLog | None = None         # the run being recorded, with its names
+        self._ended: MetricLog | None = None       # the run this callback finished
+
+    @property
+    def run(self) -> Run | None:
+        """The run: the one being recorded, else the one last finished; None before train()."""
+        done = self._log or self._ended
+        return done.run if done is not None else None
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        if state.is_hyper_param_search:
+            self._ended = None
+        if self._log is None:
+            self._start(args, model)
+
+    def on_log(self, args, state, control, logs: Mapping[str, Any] | None = None, model=None,
+               **kwargs):
+        if not state.is_world_process_zero or not logs:
+            return
+        outside = self._log is None
+        if outside:
+            self._start(args, model)
+        self._log.log({scalar_key(k): v for k, v in logs.items()}, state.global_step)
+        if outside:
+            self._finish()
+
+    def on_train_end(self, args, state, control, **kwargs):
+        self._finish()
+
+    def _start(self, args, model) -> None:
+        """Start the run, or continue the finished one in a new session, with args and the
+        model's config as the config."""
+        config = to_config(self._arguments["config"])
+        config["args"] = args.to_dict()
+        model_config = getattr(model, "config", None)
+        if callable(getattr(model_config, "to_dict", None)):
+            config["model"] = model_config.to_dict()
+        if self._ended is None:
+            run_name = self._arguments["run_name"]
+            if run_name is None and args.run_name and args.run_name != args.output_dir:
+                run_name = str(args.run_name)[:MAX_LABEL]
+            arguments = dict(self._arguments, run_name=run_name, config=config)
+        else:
+            arguments = dict(resume_arguments(self._arguments, self._ended.run.id), config=config)
+        self._log = MetricLog(start_run(arguments), "NuBoardCallback", self._ended)
+        self._ended = None
+
+    def _finish(self) -> None:
+        if self._log is not None:
+            self._ended, self._log = self._log, None
+            self._ended.run.finish("finished")
