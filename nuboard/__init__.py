@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import importlib
+
 from nuboard.eventlog.reader import RunReader, Scalar
 from nuboard.eventlog.source import read_scalars
 from nuboard.files.status import HeartbeatWatch, run_status
@@ -46,9 +48,71 @@ def get_artifact(spec, *, project=None, dir=None):
     from .artifacts import get_artifact as _get
     return _get(spec, project=project, dir=dir)
 
+
+def runs(project, query=None, dir=None):
+    """The project's runs that a query matches, newest first, as a sequence of records with
+    .to_arrow() and .to_pandas() (one row a run):
+
+        table = nb.runs("llm", query="tag:baseline lr>=1e-3").to_arrow()
+        df = nb.runs("llm").to_pandas()            # needs pandas (pip install 'nuboard[pandas]')
+        best = min(nb.runs("llm"), key=lambda r: r.scalars["val/loss"]["min"])
+
+    The catalog is brought up to date from the run folders first (as `nuboard ls` does; a
+    damaged or half-written run folder is left out). The columns: project, id, name, status,
+    created, ended (UTC timestamps), duration (float seconds), tags (a list), group, host,
+    notes, then config.<key> for each flattened config key (typed per column: bool, int64,
+    float64 or string; mixed kinds as string), then <name>.last, <name>.min and <name>.max
+    for each scalar logged by rank 0 (docs/tables.md).
+
+    Args:
+        project: the project's name ('llm', 'team/llm').
+        query: the query language of docs/query.md; None or blank for every run.
+        dir: the experiments folder (default $NUBOARD_DIR, else ./experiments).
+
+    Returns:
+        nuboard.tables.Runs: len(), iteration and indexing give RunRecord objects (id, name,
+        status, created, duration, tags, group, config, scalars, path, ...).
+
+    Raises:
+        ProjectNotFoundError (a ValueError): the project has no runs/ folder under dir.
+        QuerySyntaxError (a ValueError): the query does not parse.
+        InvalidNameError, InvalidTypeError: a bad project name, a query that is not a str.
+    """
+    return importlib.import_module("nuboard.tables").runs(project, query, dir)
+
+
+def history(project, keys=None, query=None, rank=0, dir=None):
+    """Every logged point of the runs a query matches, as a pyarrow.Table in long form:
+    project, run_id, rank, key, step, wall_time (epoch seconds), value; one row a point.
+
+        table = nb.history("llm", keys=["train/loss", "val/*"], query="tag:baseline")
+        df = table.to_pandas()                     # needs pandas
+        wide = df.pivot_table(index="step", columns="run_id", values="value")
+
+    Runs come newest first, each run's keys in the order first logged, each key's points
+    by step. A finished run is read from its data.parquet, a running run (or one without a
+    current data.parquet) from its event logs, as nb.read_scalars does. The catalog is
+    brought up to date first, as for nb.runs.
+
+    Args:
+        project: the project's name ('llm', 'team/llm').
+        keys: the scalar names wanted (a str is one name); an entry with *, ? or [...] is a
+            glob (case-sensitive; * crosses '/': 'train/*'); None for every scalar.
+        query: the query language of docs/query.md; None or blank for every run.
+        rank: which rank's points (runs without that rank add no rows).
+        dir: the experiments folder (default $NUBOARD_DIR, else ./experiments).
+
+    Raises:
+        ProjectNotFoundError (a ValueError): the project has no runs/ folder under dir.
+        QuerySyntaxError (a ValueError): the query does not parse.
+        InvalidTypeError, InvalidArgumentError: keys or rank of the wrong type, a negative rank.
+    """
+    return importlib.import_module("nuboard.tables").history(project, keys, query, rank, dir)
+
+
 __all__ = [
-    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "RunReader", "Scalar", "run_status",
-    "HeartbeatWatch",
+    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "runs", "history", "RunReader", "Scalar",
+    "run_status", "HeartbeatWatch",
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError",
     "RunNotFoundError", "RunExistsError", "RunFinishedError", "__version__",
 ]
