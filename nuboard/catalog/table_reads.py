@@ -10,10 +10,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import NamedTuple
 
-from sqlalchemy import select
+from sqlalchemy import func, select, true
 
 from .query import compile_query
-from .tables import config, runs, scalars, tags
+from .tables import config, projects, runs, scalars, tags
 
 RUN_FIELDS = ("id", "run_id", "name", "status", "group_name", "host", "notes", "created", "ended",
               "duration_s", "heartbeat_mtime", "lost_after")
@@ -38,17 +38,29 @@ def run_table_rows(catalog, query: str | None = None, *, now: float) -> TableRow
     where = runs.c.project_id == catalog.project_id
     if query is not None and query.strip():
         where = where & compile_query(query, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
-    chosen = select(runs.c.id).where(where)
     with catalog.reader.connect() as conn:
+        every = query is None and _one_project(conn)
+        chosen = select(runs.c.id).where(where)
+
+        def of_chosen(column):
+            """Rows of the chosen runs: every row when they are all the catalog's runs (the
+            subquery costs a third of the time of 100,000 rows)."""
+            return true() if every else column.in_(chosen)
+
         return TableRows(
             _tuples(conn, select(*(runs.c[f] for f in RUN_FIELDS)).where(where)
                     .order_by(runs.c.created.desc(), runs.c.run_id.desc())),
-            _tuples(conn, select(tags.c.run, tags.c.tag).where(tags.c.run.in_(chosen))
+            _tuples(conn, select(tags.c.run, tags.c.tag).where(of_chosen(tags.c.run))
                     .order_by(tags.c.run, tags.c.tag)),
             _tuples(conn, select(config.c.run, config.c.key, config.c.type, config.c.value_num,
-                                 config.c.value_text).where(config.c.run.in_(chosen))),
+                                 config.c.value_text).where(of_chosen(config.c.run))),
             _tuples(conn, select(scalars.c.run, scalars.c.name, scalars.c.last, scalars.c.min,
-                                 scalars.c.max).where(scalars.c.run.in_(chosen), scalars.c.rank == 0)))
+                                 scalars.c.max).where(of_chosen(scalars.c.run), scalars.c.rank == 0)))
+
+
+def _one_project(conn) -> bool:
+    """Whether the catalog indexes a single project (a project's own SQLite catalog does)."""
+    return conn.execute(select(func.count()).select_from(projects)).scalar_one() == 1
 
 
 def _tuples(conn, stmt) -> list[tuple]:

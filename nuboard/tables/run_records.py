@@ -112,7 +112,7 @@ def runs(project: str, query: str | None = None, dir: "str | os.PathLike[str] | 
     query = check_query(query, now)
     from nuboard.catalog.table_reads import run_table_rows
 
-    with synced_catalog(root, project) as catalog, _no_cyclic_gc():
+    with _no_cyclic_gc(), synced_catalog(root, project) as catalog:
         rows = run_table_rows(catalog, query, now=now)
         columns = build_columns(rows, project, now)
     return Runs(project, query, columns, root)
@@ -120,8 +120,8 @@ def runs(project: str, query: str | None = None, dir: "str | os.PathLike[str] | 
 
 @contextlib.contextmanager
 def _no_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused: the read makes a tuple a catalog row (200,000 for
-    10,000 runs), none of them in a cycle, and each 700 of them would start a collection,
+    """The cyclic garbage collector paused: the sync and the read make a tuple a catalog row
+    (200,000 for 10,000 runs), none of them in a cycle, and each 700 of them would start a collection,
     some of them a full one over the whole heap (40-60 ms of the 0.5 s of 10,000 runs)."""
     was = gc.isenabled()
     gc.disable()
