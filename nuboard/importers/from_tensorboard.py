@@ -66,24 +66,34 @@ def run_folders(logdir: Path) -> list[tuple[str, list[Path]]]:
 
 
 def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
-    """One folder's events as a SourceRun: every scalar point, the hparams, the times."""
+    """One folder's events as a SourceRun: every scalar point, the hparams, the times.
+
+    The loop runs once an event (a million for a big log): each tag's kind is settled at its
+    first value with metadata, and its points go straight to its arrays.
+    """
     from tensorboard.compat.proto import summary_pb2
     scalar = summary_pb2.DATA_CLASS_SCALAR
     kinds: dict[str, tuple[str, int]] = {}      # tag -> (plugin, data class) of its first metadata
     series: dict[str, Series] = {}
+    adders: dict[str, tuple] = {}               # tag -> its series' (steps, walls, values).append
     config: dict = {}
-    walls: list[float] = []
+    first = last = None
     negative = 0
     for path in files:
         for event in loader.LegacyEventFileLoader(str(path)).Load():
-            walls.append(event.wall_time)
-            if not event.HasField("summary"):
-                continue
-            for value in event.summary.value:
-                meta = value.metadata
-                if meta.plugin_data.plugin_name or meta.data_class:
-                    kinds.setdefault(value.tag, (meta.plugin_data.plugin_name, meta.data_class))
-                plugin, data_class = kinds.get(value.tag, ("", 0))
+            wall = event.wall_time
+            if first is None or wall < first:
+                first = wall
+            if last is None or wall > last:
+                last = wall
+            step = event.step
+            for value in event.summary.value:       # none when the event has no summary
+                tag = value.tag
+                if tag not in kinds and value.HasField("metadata"):
+                    meta = value.metadata
+                    if meta.plugin_data.plugin_name or meta.data_class:
+                        kinds[tag] = (meta.plugin_data.plugin_name, meta.data_class)
+                plugin, data_class = kinds.get(tag, _NO_KIND)
                 kind = value.WhichOneof("value")
                 if plugin == "hparams":
                     config.update(_hparams(value))
@@ -94,23 +104,29 @@ def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
                     number = _number(value.tensor)
                 else:
                     continue
-                if event.step < 0:
+                if step < 0:
                     negative += 1
                     continue
-                found = series.get(value.tag)
-                if found is None:
-                    found = series[value.tag] = Series(value.tag)
-                found.add(event.step, event.wall_time, number)
-    start = min(walls) if walls else os.stat(files[0]).st_mtime
+                add = adders.get(tag)
+                if add is None:
+                    found = series[tag] = Series(tag)
+                    add = adders[tag] = (found.steps.append, found.walls.append, found.values.append)
+                add[0](step)
+                add[1](wall)
+                add[2](number)
+    start = first if first is not None else os.stat(files[0]).st_mtime
     name = key if key != "." else (logdir.name or str(logdir))
     left_out = [f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
                 "(NuBoard steps start at 0)"] \
         if negative else []
     match = _HOST.match(files[0].name)
-    return SourceRun(key=key, name=_label(name), start=start, end=max(walls) if walls else start,
+    return SourceRun(key=key, name=_label(name), start=start, end=last if last is not None else start,
                      config=config, host=match.group(1) if match else None,
                      series=list(series.values()), left_out=left_out,
                      details={"files": [p.name for p in files]})
+
+
+_NO_KIND = ("", 0)
 
 
 def _number(tensor) -> float:
