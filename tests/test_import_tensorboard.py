@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from helpers import child_env, cli, one_line_error, run_child
 from helpers_http import Viewer
+from helpers_terminal import dialog
 
 import nuboard as nb
 from nuboard import importers
@@ -216,3 +217,28 @@ def test_errors_are_one_line(root, tmp_path):
     assert not (root / "tb").exists()
     bad = cli(root, "import", "tensorboard", str(tmp_path), "--project", "tb/runs")
     assert bad.returncode == 1 and "project" in one_line_error(bad)
+
+
+def test_a_terminal_shows_a_progress_bar_then_the_summary(root, logdir):
+    code, out = dialog(root, ["import", "tensorboard", str(logdir), "--project", "tb"], [],
+                       timeout=120)
+    assert code == 0, out
+    assert "Importing" in out                             # the bar, on a terminal only
+    assert "Imported 6 runs" in out and "into tb; 0 already imported." in out, out
+
+
+@pytest.mark.parametrize("tool, source", [("tensorboard", "logs"), ("mlflow", "sqlite:///m.db")])
+def test_a_missing_extra_is_one_line_naming_the_pip_install(root, tmp_path, tool, source):
+    """Without the tool's package: one line naming `pip install 'nuboard[tool]'`, nothing written."""
+    (tmp_path / "logs").mkdir()
+    code = f"""
+        import sys
+        sys.modules[{tool!r}] = None          # as if the package were not installed
+        sys.argv = ["nuboard", "import", {tool!r}, {source!r}, "--project", "p", "--dir", {str(root)!r}]
+        from nuboard.cli.main import main
+        main()
+    """
+    done = run_child(code, check=False)
+    line = one_line_error(done)
+    assert done.returncode == 1 and f"pip install 'nuboard[{tool}]'" in line, done.stderr
+    assert not root.exists() or not any(root.iterdir())

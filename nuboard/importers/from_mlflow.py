@@ -43,8 +43,8 @@ def import_mlflow(uri, project: str, experiment: str | None = None, dir=None, *,
     from nuboard.files.names import check_project
     check_project(project)
     root = resolve_root(dir)
-    uri, file_store = tracking_uri(uri)             # what MLflow would create is refused first
     tracking = import_extra("mlflow.tracking", "mlflow", FEATURE)
+    uri, file_store = tracking_uri(uri)             # what MLflow would create is refused first
     with _quiet_mlflow(file_store):
         try:
             client = tracking.MlflowClient(tracking_uri=uri)
