@@ -152,8 +152,12 @@ def test_cli_imports_every_point_once(root, logdir):
     torch_id = runs["torch_run"][0].name
     with Viewer(root) as v:
         assert "torch_run" in v.get("/p/tb").text
-        assert "weird/name" in v.get(f"/p/tb/.run/{torch_id}").text
-        assert v.get(f"/api/p/tb/.run/{torch_id}").json()["name"] == "torch_run"
+        page = v.get(f"/p/tb/.run/{torch_id}").text
+        assert "weird/name" in page
+        assert "Imported from</dt>" in page and f"TensorBoard <code>{logdir}</code> · <code>torch_run</code>" in page
+        shown = v.get(f"/api/p/tb/.run/{torch_id}").json()
+        assert shown["name"] == "torch_run"
+        assert shown["source"] == {"tool": "TensorBoard", "uri": str(logdir), "key": "torch_run"}
         assert 'data-name="train/loss"' in v.get(f"/p/tb/.charts?runs={torch_id}").text
         chart = v.get(f"/api/p/tb/.chart?name=train/loss&runs={torch_id}").json()
         assert chart["series"][0]["total"] == 50

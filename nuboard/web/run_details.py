@@ -124,6 +124,19 @@ def _unreadable(run_id: str, why: str) -> str:
             "fix or remove its run.json ('nuboard ls' lists it as skipped).")
 
 
+SOURCE_TOOLS = {"tensorboard": "TensorBoard", "mlflow": "MLflow"}
+
+
+def import_source(doc: dict) -> dict | None:
+    """Where an imported run came from (run.json's `source`, written by nuboard import):
+    {"tool": 'TensorBoard', "uri", "key"}, or None for a run NuBoard recorded itself."""
+    source = doc.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("tool"), str):
+        return None
+    text = {k: source.get(k) if isinstance(source.get(k), str) else None for k in ("uri", "key")}
+    return {"tool": SOURCE_TOOLS.get(source["tool"], source["tool"]), **text}
+
+
 def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | None = None
                  ) -> dict:
     """Everything the Overview tab shows, as plain data (also the page's JSON twin)."""
@@ -172,6 +185,7 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
         "world_size": doc.get("world_size"), "ranks": ranks, "sessions": sessions,
         "prefixes": doc.get("prefixes") or {},
         "parent": doc.get("parent") if isinstance(doc.get("parent"), dict) else None,
+        "source": import_source(doc),
         "inputs": links["inputs"], "outputs": links["outputs"],
         "dropped_points": doc.get("dropped_points"),
         "error": crash_line(folder, doc, status), "last_seen": last_seen(folder, status, now),
