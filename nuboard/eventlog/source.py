@@ -49,28 +49,45 @@ def read_scalars(path: "str | os.PathLike[str]", keys: "str | Iterable[str] | No
     return rank_scalars(path, rank, keys)
 
 
-def _check_read_args(path, keys, rank) -> tuple[Path, list[str] | None]:
-    """read_scalars' arguments checked: the run folder, and keys as a list (or None)."""
-    from nuboard.errors import InvalidArgumentError, InvalidTypeError, RunNotFoundError
-    if not isinstance(path, (str, os.PathLike)):
-        raise InvalidTypeError(f"path must be a str or a path, not {type(path).__name__} ({path!r:.80})")
+def check_rank(rank: object) -> int:
+    """A rank argument: an int from 0 (InvalidTypeError, InvalidArgumentError otherwise)."""
+    from nuboard.errors import InvalidArgumentError, InvalidTypeError
     if isinstance(rank, bool) or not isinstance(rank, int):
         raise InvalidTypeError(f"rank must be an int, not {type(rank).__name__} ({rank!r:.80})")
     if rank < 0:
         raise InvalidArgumentError(f"rank {rank} is negative: ranks count from 0.")
-    if keys is not None:
-        if isinstance(keys, str):
-            keys = [keys]
-        else:
-            try:
-                keys = list(keys)
-            except TypeError:
-                raise InvalidTypeError(
-                    f"keys must be a scalar name or a list of names, not {type(keys).__name__} "
-                    f"({keys!r:.80}).") from None
-            for key in keys:
-                if not isinstance(key, str):
-                    raise InvalidTypeError(f"keys entry {key!r:.80} must be a str, not {type(key).__name__}.")
+    return rank
+
+
+def check_keys(keys) -> list[str] | None:
+    """`keys` of read_scalars and nb.history as a list of names (a str is one name), or None.
+
+    Raises InvalidTypeError for keys that are not a str or an iterable of str.
+    """
+    from nuboard.errors import InvalidTypeError
+    if keys is None:
+        return None
+    if isinstance(keys, str):
+        return [keys]
+    try:
+        keys = list(keys)
+    except TypeError:
+        raise InvalidTypeError(
+            f"keys must be a scalar name or a list of names, not {type(keys).__name__} "
+            f"({keys!r:.80}).") from None
+    for key in keys:
+        if not isinstance(key, str):
+            raise InvalidTypeError(f"keys entry {key!r:.80} must be a str, not {type(key).__name__}.")
+    return keys
+
+
+def _check_read_args(path, keys, rank) -> tuple[Path, list[str] | None]:
+    """read_scalars' arguments checked: the run folder, and keys as a list (or None)."""
+    from nuboard.errors import InvalidTypeError, RunNotFoundError
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidTypeError(f"path must be a str or a path, not {type(path).__name__} ({path!r:.80})")
+    check_rank(rank)
+    keys = check_keys(keys)
     path = Path(path)
     where = "Pass a run's folder (run.path, <dir>/<project>/runs/<run_id>)."
     if not path.is_dir():

@@ -144,17 +144,8 @@ def _cannot_open(uri: str, exc: Exception) -> ImportSourceError:
 def _experiments(client, uri: str, name: str | None) -> list:
     """The active experiments, or the one named (ImportSourceError naming those there are)."""
     from mlflow.entities import ViewType
-    found, token = [], None
-    try:
-        while True:
-            page = client.search_experiments(view_type=ViewType.ACTIVE_ONLY, max_results=PAGE,
-                                             page_token=token)
-            found.extend(page)
-            token = page.token
-            if not token:
-                break
-    except Exception as exc:
-        raise _cannot_open(uri, exc) from None
+    found = _every_page(uri, lambda token: client.search_experiments(
+        view_type=ViewType.ACTIVE_ONLY, max_results=PAGE, page_token=token))
     found.sort(key=lambda e: (str(e.name), str(e.experiment_id)))
     if name is None:
         return found
@@ -168,19 +159,23 @@ def _experiments(client, uri: str, name: str | None) -> list:
 
 def _runs(client, uri: str, experiment_id: str) -> list:
     from mlflow.entities import ViewType
+    return _every_page(uri, lambda token: client.search_runs(
+        [experiment_id], run_view_type=ViewType.ACTIVE_ONLY, max_results=PAGE,
+        order_by=["attributes.start_time ASC"], page_token=token))
+
+
+def _every_page(uri: str, search) -> list:
+    """Every item of a paged MLflow search: search(page_token) until no token comes back."""
     found, token = [], None
     try:
         while True:
-            page = client.search_runs([experiment_id], run_view_type=ViewType.ACTIVE_ONLY,
-                                      max_results=PAGE, order_by=["attributes.start_time ASC"],
-                                      page_token=token)
+            page = search(token)
             found.extend(page)
             token = page.token
             if not token:
-                break
+                return found
     except Exception as exc:
         raise _cannot_open(uri, exc) from None
-    return found
 
 
 def _candidate(client, run, experiment, artifacts: bool) -> Candidate:

@@ -16,9 +16,8 @@ from typing import Callable, Iterable, NamedTuple
 
 import pyarrow as pa
 
-from nuboard.errors import InvalidArgumentError, InvalidTypeError
 from nuboard.eventlog.parquet import ParquetChangedError, current_parquet_meta, read_table
-from nuboard.eventlog.source import rank_scalars
+from nuboard.eventlog.source import check_keys, check_rank, rank_scalars
 from nuboard.files import layout
 
 from .project import check_query, project_root, synced_catalog
@@ -42,33 +41,15 @@ class _Chunk(NamedTuple):
 def key_matcher(keys: "str | Iterable[str] | None") -> Callable[[str], bool] | None:
     """A test of scalar names for `keys` (None: every name): a name matches an entry that
     equals it, or that is a glob (with *, ? or [...], case-sensitive; * crosses '/') it matches."""
+    keys = check_keys(keys)
     if keys is None:
         return None
-    if isinstance(keys, str):
-        keys = [keys]
-    else:
-        try:
-            keys = list(keys)
-        except TypeError:
-            raise InvalidTypeError(f"keys must be a scalar name or a list of names, not "
-                                   f"{type(keys).__name__} ({keys!r:.80}).") from None
-    for key in keys:
-        if not isinstance(key, str):
-            raise InvalidTypeError(f"keys entry {key!r:.80} must be a str, not {type(key).__name__}.")
     exact = frozenset(keys)
     globs = [fnmatch.translate(k) for k in keys if _GLOB.search(k)]
     if not globs:
         return exact.__contains__
     pattern = re.compile("|".join(f"(?:{g})" for g in globs))
     return lambda name: name in exact or pattern.match(name) is not None
-
-
-def check_rank(rank: object) -> int:
-    if isinstance(rank, bool) or not isinstance(rank, int):
-        raise InvalidTypeError(f"rank must be an int, not {type(rank).__name__} ({rank!r:.80})")
-    if rank < 0:
-        raise InvalidArgumentError(f"rank {rank} is negative: ranks count from 0.")
-    return rank
 
 
 def _parquet_points(run_dir: Path, rank: int, match, codes: dict[str, int]) -> _Chunk | None:
