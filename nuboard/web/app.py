@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import Iterable
 
 from flask import Flask, render_template
 from werkzeug.exceptions import HTTPException
@@ -17,15 +18,19 @@ from .chart_prefetch import Prefetch
 from .chartdata import SeriesCache
 from .context import catalogs, wants_json
 from .filters import install_filters
+from .host_names import served_names
 
 
 def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127.0.0.1",
-               edit_artifacts: bool = False, read_only: bool = False,
-               sync_every: float = 2.0) -> Flask:
+               allowed_hosts: "Iterable[str]" = (), edit_artifacts: bool = False,
+               read_only: bool = False, sync_every: float = 2.0) -> Flask:
     """The viewer over the projects under root (default $NUBOARD_DIR, else ./experiments).
 
     Args:
-        host: the address the server binds; requests must name it or a loopback name.
+        host: the address the server binds; a request's Host must be a name of it
+            (host_names.served_names: loopback names, and for 0.0.0.0 or :: this machine's
+            names and addresses).
+        allowed_hosts: more names to accept (a reverse proxy's), as --allowed-host gives them.
         edit_artifacts: show and accept the artifact forms (the second part of the viewer).
         read_only: refuse every edit (notes, saved views).
         sync_every: seconds between background syncs of a project's catalog.
@@ -41,7 +46,9 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     app.extensions["nuboard_catalogs"] = Catalogs(root, every=sync_every)
     app.extensions["nuboard_series"] = SeriesCache()
     app.extensions["nuboard_prefetch"] = Prefetch()
-    security.install(app, hosts=security.allowed_hosts(host))
+    served = served_names(host, allowed_hosts)
+    app.config["NUBOARD_SERVED"] = served
+    security.install(app, hosts=served.names)
     install_filters(app)
 
     from .artifacts_page import artifacts_page

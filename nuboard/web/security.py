@@ -2,7 +2,8 @@
 
 Rows 17-19 of reliability.md: a page of another site cannot post to the viewer (no token, a
 foreign Origin), a DNS-rebound name (`Host: evil.example`) gets 403 on every request, and
-every response carries a strict Content-Security-Policy and `nosniff`.
+every response carries a strict Content-Security-Policy and `nosniff`. Which names a viewer
+answers to is host_names.served_names' work; the check here compares canonical names.
 
 The Host check is ours, not Flask's TRUSTED_HOSTS (Flask 3.1): that one answers 400, and
 fails before the URL adapter exists, so the HTML error page (url_for) cannot be rendered.
@@ -15,7 +16,8 @@ from urllib.parse import urlsplit
 
 from flask import Flask, abort, request
 
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+from .host_names import LOOPBACK_NAMES, canonical
+
 TOKEN_FIELD = "csrf_token"
 TOKEN_HEADER = "X-CSRF-Token"
 PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -24,36 +26,22 @@ PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 DOWNLOAD_CSP = "default-src 'none'; sandbox"
 
 
-def host_name(host: str) -> str:
-    """The name part of a Host header ('127.0.0.1:8765' -> '127.0.0.1', '[::1]:80' -> '[::1]')."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        end = host.find("]")
-        return host[:end + 1] if end > 0 else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
-def allowed_hosts(bind_host: str) -> frozenset[str]:
-    """Host names a request may carry: loopback names, plus the bound address when it is not."""
-    names = set(LOOPBACK_NAMES)
-    if bind_host not in ("0.0.0.0", "::", ""):
-        names.add(host_name(bind_host if ":" not in bind_host or bind_host.startswith("[")
-                            else f"[{bind_host}]"))
-    return frozenset(names)
-
-
 def install(app: Flask, *, hosts: frozenset[str] | None = None, any_host: bool = False) -> None:
-    """Check every request's Host (403) and every POST's Origin and token (403); set headers."""
+    """Check every request's Host (403) and every POST's Origin and token (403); set headers.
+
+    hosts: the names allowed, canonical (host_names.served_names); default the loopback names.
+    """
     app.config["NUBOARD_CSRF"] = secrets.token_urlsafe(32)
-    allowed = hosts if hosts is not None else frozenset(LOOPBACK_NAMES)
+    allowed = hosts if hosts is not None else LOOPBACK_NAMES
 
     # An app's URL value preprocessors run before its blueprints' (context.load_project) and
     # before any before_request: a refused request is a 403 before a missing project a 404.
     @app.url_value_preprocessor
     def _guard(_endpoint, _values) -> None:
-        if not any_host and host_name(request.host) not in allowed:
-            abort(403, description=f"Host {request.host!r} is not this viewer's address; "
-                                   "open it through 127.0.0.1 or localhost.")
+        if not any_host and canonical(request.host) not in allowed:
+            abort(403, description=f"Host {request.host!r} is not a name of this viewer: open "
+                                   "it at an address 'nuboard up' printed, or start it with "
+                                   "--allowed-host NAME.")
         if request.method not in ("GET", "HEAD", "OPTIONS"):
             check_origin()
             check_token(app.config["NUBOARD_CSRF"])

@@ -1,38 +1,66 @@
-"""Serving the viewer with waitress: bind, print the URL, stop cleanly on Ctrl-C or SIGTERM."""
+"""Serving the viewer with waitress: bind, print the URL, stop cleanly on Ctrl-C or SIGTERM.
+
+Waitress's defaults suit one user: 100 connections at most (the 101st waits while idle ones are
+held open for a minute or two) and 4 threads. A lab's viewer gets the limits below, and a
+request that trickles in (headers or body sent a little at a time) is closed once it has taken
+REQUEST_SECONDS, which waitress's own idle timeout, reset by every byte, never does.
+"""
 from __future__ import annotations
 
 import errno
-import ipaddress
 import signal
 import socket
+import weakref
 from pathlib import Path
 from typing import Callable
 
 from nuboard.errors import NuBoardError
 
+from .host_names import ServedNames, is_loopback
+
 DEFAULT_PORT = 6464        # TensorBoard 6006, MLflow 5000, Aim 43800 and trackio 7860 differ
-THREADS = 8
+THREADS = 16               # more than a browser's 6 parallel fetches, for a few users at once
+CONNECTION_LIMIT = 1000    # open connections, idle ones included (fewer if the fd limit is low)
+IDLE_SECONDS = 5           # an idle keep-alive connection, or a request that stopped, is closed
+REQUEST_SECONDS = 10       # a request's headers and body must arrive within this, in all
+BACKLOG = 1024             # connections the kernel queues before the server accepts them
+FD_RESERVE = 128           # descriptors kept for files, catalogs and logs
 
 
 class PortTakenError(NuBoardError, OSError):
     """The port asked for is in use by another program."""
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
+def connection_limit() -> int:
+    """CONNECTION_LIMIT, after raising the soft limit on open files towards it (a soft limit
+    of 1024 is common); less when the hard limit leaves no room."""
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+        import resource
+    except ImportError:                        # pragma: no cover - not on Linux/macOS
+        return CONNECTION_LIMIT
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = CONNECTION_LIMIT + FD_RESERVE
+    if soft != resource.RLIM_INFINITY and soft < want:
+        new = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (new, hard))
+            soft = new
+        except (ValueError, OSError):
+            pass
+    if soft == resource.RLIM_INFINITY:
+        return CONNECTION_LIMIT
+    return max(16, min(CONNECTION_LIMIT, soft - FD_RESERVE))
 
 
 def make_server(app, host: str, port: int):
-    """A waitress server bound to host:port, or PortTakenError naming the port."""
+    """A waitress server bound to host:port with a lab's limits, or PortTakenError."""
     from waitress.server import create_server
     try:
-        return create_server(app, host=host, port=port, threads=THREADS, ident="nuboard",
-                             clear_untrusted_proxy_headers=True, channel_timeout=60)
+        server = create_server(
+            app, host=host, port=port, threads=THREADS, ident="nuboard",
+            clear_untrusted_proxy_headers=True, connection_limit=connection_limit(),
+            channel_timeout=IDLE_SECONDS, cleanup_interval=1, backlog=BACKLOG,
+            asyncore_use_poll=True)            # select() fails past descriptor 1024
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise PortTakenError(
@@ -42,6 +70,40 @@ def make_server(app, host: str, port: int):
             raise NuBoardError(f"Cannot bind {host!r}: it is not an address of this machine "
                                "(use 127.0.0.1, or 0.0.0.0 for every interface).") from None
         raise
+    for listener in _listeners(server):
+        close_slow_requests(listener)
+    return server
+
+
+def _listeners(server) -> list:
+    """The listening servers: waitress returns one, or a MultiSocketServer over several."""
+    from waitress.server import BaseWSGIServer
+    found = getattr(server, "map", None)
+    if found is None:
+        return [server]
+    return [d for d in found.values() if isinstance(d, BaseWSGIServer)]
+
+
+def close_slow_requests(listener, limit: float = REQUEST_SECONDS) -> None:
+    """Also close, at each of waitress's maintenance passes (every second), a connection whose
+    request has been arriving for longer than `limit` seconds."""
+    maintenance = listener.maintenance
+    started: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # channel: (request, since)
+
+    def maintain(now: float) -> None:
+        maintenance(now)
+        for channel in list(listener.active_channels.values()):
+            partial = channel.request                  # a request not yet whole, or None
+            if partial is None or channel.requests:
+                started.pop(channel, None)
+                continue
+            seen = started.get(channel)
+            if seen is None or seen[0] is not partial:
+                started[channel] = (partial, now)
+            elif now - seen[1] > limit:
+                channel.will_close = True
+
+    listener.maintenance = maintain
 
 
 def bound_port(server) -> int:
@@ -54,12 +116,14 @@ def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None]) ->
     prepare(app)             # libraries, templates, Arrow's allocator: not in a user's first page
     server = make_server(app, host, port)
     port = bound_port(server)
-    shown = f"[{host}]" if ":" in host else host
-    echo(f"NuBoard is serving {str(root)!r} at http://{shown}:{port}/  (Ctrl-C to stop)")
+    served: ServedNames = app.config["NUBOARD_SERVED"]
+    echo(f"NuBoard is serving {str(root)!r} at http://{served.url_host}:{port}/  (Ctrl-C to stop)")
     if not is_loopback(host):
-        echo(f"Warning: bound to {host}, so anyone who can reach this machine on port {port} can "
-             "read every run and file under the folder: NuBoard has no login. Use an SSH tunnel "
-             "to 127.0.0.1 instead where you can.")
+        echo(f"It answers to {', '.join(names_shown(served))} (the Host a browser sends); "
+             "any other name is refused. Add one with --allowed-host NAME.")
+        echo(f"Warning: bound to {host or '0.0.0.0'}, so anyone who can reach this machine on "
+             f"port {port} can read every run and file under the folder: NuBoard has no login. "
+             "Use an SSH tunnel to 127.0.0.1 instead where you can.")
 
     def _stop(_signum, _frame):
         raise KeyboardInterrupt
@@ -74,3 +138,12 @@ def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None]) ->
         server.close()
         app.extensions["nuboard_catalogs"].close()
         echo("NuBoard stopped.")
+
+
+def names_shown(served: ServedNames) -> list[str]:
+    """The names a viewer answers to, in the order a user looks for them: the URL's, then
+    other names, then addresses, loopback last."""
+    def order(name: str) -> tuple:
+        return (name != served.url_host, is_loopback(name), name[:1].isdigit() or name[:1] == "[",
+                name)
+    return sorted(served.names, key=order)
