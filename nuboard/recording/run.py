@@ -432,6 +432,9 @@ class Run:
                 doc.pop("error", None)
             self._doc = doc                      # kept even when the write then fails
 
+        if self._folder_gone():                  # the writer has warned; nowhere to write
+            mark_end(self._doc)
+            return
         try:
             self.update_record(mark_end)
         except OSError as exc:
@@ -440,7 +443,7 @@ class Run:
 
     def _write_parquet(self) -> None:
         import importlib.util
-        if importlib.util.find_spec("pyarrow") is None:
+        if self._folder_gone() or importlib.util.find_spec("pyarrow") is None:
             return
         try:
             from nuboard.eventlog.parquet import write_parquet
@@ -448,6 +451,11 @@ class Run:
         except Exception as exc:  # compaction is an optimisation; the logs stay the record
             warnings.warn(f"nuboard: could not write {self._abs / layout.PARQUET}: {exc}",
                           RuntimeWarning, stacklevel=4)
+
+    def _folder_gone(self) -> bool:
+        """The writer found its log removed and the run's folder is not there: finishing
+        writes nothing more into it, and adds no warning to the writer's one."""
+        return self._writer.vanished and not self._abs.is_dir()
 
     def __enter__(self) -> "Run":
         return self

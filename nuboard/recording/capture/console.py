@@ -33,10 +33,12 @@ class ConsoleCapture:
     first I/O error with one warning. A process forked after start() never writes to the file.
     """
 
-    def __init__(self, path: Path, session: int, cap_bytes: int = 64 * 1024 * 1024):
+    def __init__(self, path: Path, session: int, cap_bytes: int = 64 * 1024 * 1024, *,
+                 quiet_if_run_gone: bool = False):
         self.path = Path(path)
         self.session = session
         self.cap_bytes = cap_bytes
+        self.quiet_if_run_gone = quiet_if_run_gone   # <run>/files/output.log: <run> removed
         self._lock = threading.RLock()   # reentrant: a signal handler may print mid-drain
         self._pid = os.getpid()
         self._copying = False            # off before start, after stop, at the cap, on an error
@@ -174,10 +176,14 @@ class ConsoleCapture:
                 pass
 
     def _warn(self, error: OSError) -> None:
-        """Warn once, outside the lock; copying is off, so it reaches only the real stderr."""
+        """Warn once, outside the lock; copying is off, so it reaches only the real stderr.
+        Not when the run's folder itself is gone and `quiet_if_run_gone`: a run's event log
+        writer says that, once."""
         if self._warned:
             return
         self._warned = True
+        if self.quiet_if_run_gone and not self.path.parent.parent.is_dir():
+            return
         try:
             warnings.warn(f"nuboard: cannot write the console copy in {self.path.parent} "
                           f"({error.strerror or error}); the rest of the output is not copied "

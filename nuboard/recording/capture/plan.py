@@ -95,7 +95,8 @@ def start_services(plan: Plan, run: Any, *, interval: float, prefix: str, folder
         services.append(sampler)
     if plan.capture_console:
         from .console import ConsoleCapture
-        console = ConsoleCapture(folder / layout.FILES / "output.log", session)
+        console = ConsoleCapture(folder / layout.FILES / "output.log", session,
+                                 quiet_if_run_gone=True)   # the run's writer warns of that
         console.start()
         services.append(console)
     return services
