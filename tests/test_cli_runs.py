@@ -260,8 +260,36 @@ def test_sql_select_as_text_and_json(listing):
     assert json.loads(out.stdout) == [{"name": "base-1", "last": 0.5}, {"name": "big-2", "last": 0.5}]
 
 
+def test_sql_reads_the_pragma_tables(listing):
+    root = listing["root"]
+    out = run_cli(root, "sql", "SELECT name, type FROM pragma_table_info('runs')", "-p", "llm",
+                  "--json")
+    assert out.returncode == 0, out.stderr
+    columns = catalog_rows(root, "llm", "SELECT name, type FROM pragma_table_info('runs')")
+    assert [(c["name"], c["type"]) for c in json.loads(out.stdout)] == columns
+    assert {"run_id", "name", "status"} <= {name for name, _ in columns}
+    for statement in ("SELECT name FROM pragma_index_list('runs')",
+                      "SELECT \"table\" FROM pragma_foreign_key_list('tags')",
+                      "SELECT name FROM pragma_table_list WHERE name = 'runs'",
+                      "SELECT * FROM pragma_journal_mode"):
+        out = run_cli(root, "sql", statement, "-p", "llm", "--json")
+        assert out.returncode == 0 and json.loads(out.stdout), (statement, out.stderr)
+
+
+@pytest.mark.parametrize("statement, name", [
+    ("SELECT fts3_tokenizer('simple')", "fts3_tokenizer"),
+    ("SELECT name FROM runs WHERE FTS3_Tokenizer('simple', x'00') IS NULL", "fts3_tokenizer"),
+    ("SELECT load_extension('elsewhere')", "load_extension")])
+def test_sql_refuses_the_functions_that_reach_past_sql(listing, statement, name):
+    out = cli(listing["root"], "sql", statement, "--project", "llm")
+    assert out.returncode == 1 and out.stdout == ""
+    assert f"The SQL function {name}() is refused" in one_line_error(out)
+
+
 @pytest.mark.parametrize("statement", ["DELETE FROM runs", "DROP TABLE tags",
-                                       "PRAGMA query_only=0",
+                                       "PRAGMA query_only=0", "PRAGMA journal_mode=delete",
+                                       "SELECT * FROM pragma_optimize(0xfffe)", "PRAGMA optimize",
+                                       "PRAGMA wal_checkpoint(TRUNCATE)",
                                        "ATTACH DATABASE 'elsewhere.sqlite' AS x"])
 def test_sql_cannot_write(listing, statement, tmp_path):
     root = listing["root"]

@@ -1,7 +1,8 @@
 """One read-only SQL statement over a catalog file, for `nuboard sql` (docs/cli.md).
 
 The connection cannot write: the file is opened with mode=ro, query_only is set, and an
-authorizer denies every action but reading (and the pragmas that only read).
+authorizer denies every action but reading (and the pragmas that only read), and the functions
+that reach past SQL (fts3_tokenizer, load_extension).
 """
 from __future__ import annotations
 
@@ -16,6 +17,12 @@ READ_PRAGMAS = frozenset({
     "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
     "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check", "collation_list",
     "database_list", "function_list", "module_list", "pragma_list", "compile_options"})
+# Pragmas that act even without an argument; refused like a write.
+ACTING_PRAGMAS = frozenset({"optimize", "wal_checkpoint", "incremental_vacuum", "shrink_memory"})
+# Functions refused outright, with why: fts3_tokenizer() is a pointer leak with one argument and
+# a classic code-execution primitive with two.
+REFUSED_FUNCTIONS = {"fts3_tokenizer": "it reads and sets raw C pointers inside SQLite",
+                     "load_extension": "it loads native code into the process"}
 ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION,
            sqlite3.SQLITE_RECURSIVE, sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT}
 _ACTIONS = ("CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE",
@@ -31,6 +38,10 @@ class ReadOnlyError(NuBoardError, PermissionError):
     """A statement given to `nuboard sql` would change the catalog."""
 
 
+class RefusedFunctionError(NuBoardError, PermissionError):
+    """A statement given to `nuboard sql` calls a function it refuses (fts3_tokenizer, ...)."""
+
+
 class SqlError(NuBoardError, ValueError):
     """A statement given to `nuboard sql` does not run (syntax, unknown table, two statements)."""
 
@@ -38,21 +49,28 @@ class SqlError(NuBoardError, ValueError):
 def connect_read_only(path: Path) -> tuple[sqlite3.Connection, list[str]]:
     """A connection that cannot write: mode=ro, query_only, and an authorizer.
 
-    Returns the connection and a list where the authorizer notes what it denied.
+    Returns the connection and a list where the authorizer notes what it denied; a refused
+    function is noted as its bare name (a key of REFUSED_FUNCTIONS).
     """
     uri = Path(path).resolve().as_uri() + "?mode=ro"
     con = sqlite3.connect(uri, uri=True, timeout=60)
     con.execute("PRAGMA query_only=ON")
     con.execute("PRAGMA busy_timeout=60000")
+    prepare_pragma_tables(con)
     denied: list[str] = []
 
     def authorize(action: int, arg1, arg2, _db, _trigger) -> int:
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in REFUSED_FUNCTIONS:
+            denied.append(arg2.lower())
+            return sqlite3.SQLITE_DENY
         if action in ALLOWED:
             return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_PRAGMA and (arg2 is None or (arg1 or "").lower() in READ_PRAGMAS):
+        pragma = (arg1 or "").lower()
+        if action == sqlite3.SQLITE_PRAGMA and pragma not in ACTING_PRAGMAS and (
+                arg2 is None or pragma in READ_PRAGMAS):
             return sqlite3.SQLITE_OK
         what = ACTION_NAMES.get(action, f"action {action}")
-        target = arg1 if action != sqlite3.SQLITE_PRAGMA else f"{arg1} = {arg2}"
+        target = arg1 if action != sqlite3.SQLITE_PRAGMA or arg2 is None else f"{arg1} = {arg2}"
         denied.append(f"{what} {target!r}" if target else what)
         return sqlite3.SQLITE_DENY
 
@@ -60,11 +78,30 @@ def connect_read_only(path: Path) -> tuple[sqlite3.Connection, list[str]]:
     return con, denied
 
 
+def prepare_pragma_tables(con: sqlite3.Connection) -> None:
+    """Set up every pragma table-valued function (pragma_table_info, ...) before the authorizer.
+
+    SQLite builds such a table on its first use in a connection and asks the authorizer to
+    UPDATE sqlite_master while it does; built here (EXPLAIN prepares, runs nothing), a later
+    SELECT from one asks only for SELECT, READ and the PRAGMA it runs, which the authorizer checks.
+    """
+    try:
+        names = [name for (name,) in con.execute("SELECT name FROM pragma_pragma_list")]
+    except sqlite3.DatabaseError:           # a build without the pragma tables
+        return
+    for name in names:
+        try:
+            con.execute(f'EXPLAIN SELECT * FROM "pragma_{name}"')
+        except sqlite3.OperationalError:    # "no such table": this pragma has no table form
+            pass
+
+
 def run_statement(path: Path, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run one read-only statement over the catalog file: (column names, rows).
 
     Raises:
         ReadOnlyError: the statement would write, attach or change a setting; nothing changed.
+        RefusedFunctionError: the statement calls fts3_tokenizer() or load_extension().
         SqlError: SQLite refuses the statement for another reason.
     """
     con, denied = connect_read_only(path)
@@ -75,6 +112,12 @@ def run_statement(path: Path, statement: str) -> tuple[list[str], list[tuple[Any
         except (sqlite3.DatabaseError, sqlite3.ProgrammingError, sqlite3.Warning) as exc:
             shown = " ".join(statement.split())
             shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            refused = [d for d in denied if d in REFUSED_FUNCTIONS]
+            if refused:
+                name = refused[0]
+                raise RefusedFunctionError(
+                    f"The SQL function {name}() is refused: {REFUSED_FUNCTIONS[name]}, so {shown!r} "
+                    "did not run. 'nuboard sql' runs SELECT statements and PRAGMAs that read.") from None
             if denied or "readonly" in str(exc) or "read-only" in str(exc):
                 why = f" ({denied[0]})" if denied else ""
                 raise ReadOnlyError(
