@@ -23,6 +23,7 @@ from .errors import (
     NuBoardError,
     RunExistsError,
     RunFinishedError,
+    RunFolderError,
     RunNotFoundError,
 )
 
@@ -114,5 +115,5 @@ __all__ = [
     "init", "Run", "add_artifact", "get_artifact", "read_scalars", "runs", "history", "RunReader", "Scalar",
     "run_status", "HeartbeatWatch",
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError",
-    "RunNotFoundError", "RunExistsError", "RunFinishedError", "__version__",
+    "RunNotFoundError", "RunExistsError", "RunFinishedError", "RunFolderError", "__version__",
 ]

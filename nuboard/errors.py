@@ -26,6 +26,10 @@ class RunExistsError(NuBoardError, ValueError):
     """A new run was asked for with a run id that is already taken."""
 
 
+class RunFolderError(NuBoardError, OSError):
+    """A run's folder cannot be made or written (a read-only or unpermitted root)."""
+
+
 class RunFinishedError(NuBoardError, RuntimeError):
     """Something was logged to a run after finish()."""
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import QUIET
 
 import nuboard as nb
 
@@ -119,6 +120,13 @@ def test_config_that_cannot_be_one_raises_type_error(root):
     ({"run_id": "a\nb"}, "control"),
     ({"run_id": "x" * 129}, "too long"),
     ({"run_id": ""}, "empty"),
+    ({"project": " llm"}, "project ' llm' has spaces at its ends"),
+    ({"project": "team/llm\u3000"}, "segment 'llm\\u3000' has spaces at its ends"),
+    ({"run_id": "run "}, "run_id 'run ' has spaces at its ends"),
+    ({"run_id": "report\u202etxt.exe"}, "'report\\u202etxt.exe' has a bidirectional-formatting character (U+202E)"),
+    ({"project": "a\u2066b"}, "(U+2066)"),
+    ({"project": "team/\u200fllm"}, "(U+200F)"),
+    ({"run_id": "x\u061c"}, "(U+061C)"),
     ({"resume": "maybe"}, "maybe"),
     ({"flush_interval": 0}, "positive"),
     ({"heartbeat_interval": -1.0}, "positive"),
@@ -133,6 +141,8 @@ def test_config_that_cannot_be_one_raises_type_error(root):
     ({"tags": ["ok", ""]}, "tag"),
     ({"fork_from": ("nope", 3)}, "nope"),
     ({"fork_from": ("x", -1)}, "-1"),
+    ({"fork_from": ("x", 2**70)}, "step 1180591620717411303424 must be between 0 and 2**63-1"),
+    ({"fork_from": ("x", 2**63)}, "9223372036854775808 must be between 0 and 2**63-1"),
     ({"resume": "must"}, "run_id"),
     ({"run_name": "a\x00b"}, "control"),
 ])
@@ -159,6 +169,41 @@ def test_bad_types_raise_type_error(root, kwargs, match):
     """A value of the wrong type raises TypeError naming what was expected."""
     with pytest.raises(TypeError, match=re.escape(match)):
         nb.init(**{"project": "p", **kwargs})
+
+
+def test_a_dir_that_is_a_file_is_refused_before_anything_is_written(root, tmp_path):
+    """dir= a file, or under one (or a file where a project folder goes): ValueError naming it."""
+    afile = tmp_path / "passwd"
+    afile.write_text("root:x:0:0\n")
+    for where, says in ((afile, f"dir {str(afile)!r} is a file, not a folder"),
+                        (afile / "sub", f"dir {str(afile / 'sub')!r} cannot be a folder: "
+                                        f"{str(afile)!r} is a file"),
+                        (afile / "sub" / "deeper", f"{str(afile)!r} is a file")):
+        with pytest.raises(nb.NuBoardError, match=re.escape(says)) as caught:
+            nb.init("p", dir=where, **QUIET)
+        assert isinstance(caught.value, ValueError)
+    root.mkdir()
+    (root / "team").write_text("")
+    with pytest.raises(ValueError, match=re.escape(
+            f"project 'team/llm' cannot be made under dir {str(root)!r}: "
+            f"{str(root / 'team')!r} is a file")):
+        nb.init("team/llm", **QUIET)
+    assert afile.read_text() == "root:x:0:0\n" and sorted(os.listdir(root)) == ["team"]
+
+
+def test_a_root_that_cannot_be_written_is_one_nuboard_error(root):
+    """A run folder that cannot be made (here under /sys) is a NuBoardError naming the path."""
+    where = Path("/sys/nuboard-test-root")
+    if not Path("/sys").is_dir() or where.exists():
+        pytest.skip("needs Linux's /sys, where no folder can be created")
+    for kwargs in ({}, {"run_id": "fixed"}):
+        with pytest.raises(nb.RunFolderError) as caught:
+            nb.init("p", dir=where, **QUIET, **kwargs)
+        assert isinstance(caught.value, nb.NuBoardError) and isinstance(caught.value, OSError)
+        assert "cannot create the run folder" in str(caught.value)
+        assert f"run folder '{where / 'p' / 'runs'}" in str(caught.value)
+        assert isinstance(caught.value.__cause__, OSError)
+    assert not where.exists()
 
 
 def test_cuda_device_needs_nvidia_smi(root, monkeypatch, tmp_path):

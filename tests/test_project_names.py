@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from helpers import QUIET, invoke_cli, loss_run
@@ -74,3 +75,32 @@ def test_a_good_nested_project_still_works(root):
         run.add_scalar("x", 1.0, step=0)
     assert Path(run.path) == root / "team" / "runs-1" / "runs" / run.id
     assert os.path.isdir(root / "team" / "runs-1" / "runs")
+
+
+MISLEADING = ["llm ", " llm", "team/llm\u3000", "llm\u202e", "team/l\u2067lm", "\u200fllm"]
+
+
+@pytest.mark.parametrize("project", MISLEADING)
+def test_a_name_that_displays_as_another_is_refused_everywhere(root, project):
+    """Spaces at the ends or a bidirectional-formatting character: refused by init, the commands
+    and the viewer, as a project and as a run id, with the value shown escaped."""
+    loss_run(root, "llm")
+    before = files_under(root)
+    rule = "bidirectional-formatting character" if project.strip() == project else "spaces at its ends"
+    with pytest.raises(InvalidNameError, match=rule) as caught:
+        nb.init(project, dir=root, **QUIET)
+    assert repr(project) in str(caught.value)
+    run_id = project.split("/")[-1]
+    with pytest.raises(InvalidNameError, match=rule):
+        nb.init("llm", run_id=run_id, dir=root, **QUIET)
+    for args in (["ls", project], ["rm", run_id, "--project", "llm", "--yes"]):
+        out = invoke_cli(*args)
+        assert out.exit_code == 1, (args, out.stdout, out.stderr)
+        err = out.stderr.strip()
+        assert len(err.splitlines()) == 1 and "Traceback" not in err and rule in err, err
+        assert not any(ch in err for ch in "\u202e\u2067\u200f\u3000"), err   # shown escaped
+    assert files_under(root) == before
+    with AppViewer(root) as viewer:
+        for path in (f"/p/{quote(project)}", f"/p/llm/.run/{quote(run_id)}"):
+            reply = viewer.get(path)
+            assert reply.status == 400 and rule in reply.text, (path, reply.status)

@@ -17,6 +17,9 @@ MAX_TAG = 128
 MAX_TAGS = 1000
 MAX_NOTES = 1_000_000
 RESERVED_DEFAULTS = ("system", "timing")
+# Characters that reorder the text around them: refused in a run id or a project segment.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                          "\u2066\u2067\u2068\u2069")
 
 
 def _bad_chars(text: str) -> str | None:
@@ -40,7 +43,7 @@ def check_folder_name(value: object, what: str) -> str:
     Raises:
         InvalidTypeError: not a str.
         InvalidNameError: empty, '.', '..', a leading dot, '/', '\\', a control character,
-            or over 128 characters.
+            a bidirectional-formatting character, spaces at its ends, or over 128 characters.
     """
     if not isinstance(value, str):
         raise InvalidTypeError(f"{what} must be a str, not {type(value).__name__} ({value!r:.80})")
@@ -56,12 +59,23 @@ def check_folder_name(value: object, what: str) -> str:
     elif "/" in value or "\\" in value:
         problem = "has a '/' or '\\'"
     else:
-        problem = _bad_chars(value)
+        problem = _bad_chars(value) or _misleading(value)
     if problem:
         raise InvalidNameError(
             f"{what} {_short(value)} {problem}: it must be a safe folder name "
-            f"(1-{MAX_SEGMENT} characters, no '/', '\\', control characters or leading dot).")
+            f"(1-{MAX_SEGMENT} characters, no '/', '\\', control or bidirectional-formatting "
+            "characters, leading dot, or spaces at its ends).")
     return value
+
+
+def _misleading(text: str) -> str | None:
+    """Say why a folder name would display as something it is not, or None."""
+    if text.strip() != text:
+        return "has spaces at its ends"
+    for ch in text:
+        if ch in BIDI_CONTROLS:
+            return f"has a bidirectional-formatting character (U+{ord(ch):04X})"
+    return None
 
 
 def check_project(value: object) -> str:

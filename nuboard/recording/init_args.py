@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from nuboard.errors import InvalidArgumentError, InvalidTypeError
+from nuboard.eventlog.points import MAX_STEP, show
 from nuboard.files import layout
 from nuboard.files.names import (
     MAX_NOTES,
@@ -60,9 +62,38 @@ def check_fork_from(value: Any) -> tuple[str, int] | None:
     if isinstance(step, bool) or not hasattr(step, "__index__"):
         raise InvalidTypeError(f"fork_from's step {step!r:.80} must be an int.")
     step = step.__index__()
-    if step < 0:
-        raise InvalidArgumentError(f"fork_from's step {step} must be 0 or more.")
+    if not 0 <= step <= MAX_STEP:
+        raise InvalidArgumentError(f"fork_from's step {show(step)} must be between 0 and "
+                                   "2**63-1 (9223372036854775807), the range of an int64.")
     return run_id, step
+
+
+def check_root(root: Path, project: str) -> None:
+    """Check that the project's runs folder can be made under root: the nearest part of
+    <root>/<project>/runs that exists is a folder (a file there makes mkdir fail).
+
+    Raises:
+        InvalidArgumentError: a file stands where a folder must be; names it and dir.
+    """
+    runs = layout.runs_dir(root, project)
+    for place in (runs, *runs.parents):
+        try:
+            is_folder = stat.S_ISDIR(place.stat().st_mode)
+        except (FileNotFoundError, NotADirectoryError):
+            continue                 # not there yet (or under a file): look one level up
+        except OSError:
+            return                   # unreadable: creating the folder will say why
+        if is_folder:
+            return
+        rule = "Pass dir= a folder, or a path whose existing part is folders (the rest is created)."
+        if place == root:
+            raise InvalidArgumentError(f"dir {str(root)!r} is a file, not a folder. {rule}")
+        if place in root.parents:
+            raise InvalidArgumentError(
+                f"dir {str(root)!r} cannot be a folder: {str(place)!r} is a file. {rule}")
+        raise InvalidArgumentError(
+            f"project {project!r} cannot be made under dir {str(root)!r}: {str(place)!r} is a "
+            "file, not a folder. Move that file, or pick another project name.")
 
 
 def check_system_metrics(value: Any) -> tuple[str, ...]:
@@ -175,6 +206,7 @@ def check_init_args(*, project, run_name, config, dir, tags, notes, group, run_i
         from .run_config import to_config  # dataclasses and datetime only when needed
         config_doc = to_config(config)
     root = layout.resolve_root(dir)
+    check_root(root, project)
     tags = check_tags(tags) if tags is not None else None
     notes = check_label(notes, "notes", MAX_NOTES) if notes is not None else None
     group = check_label(group, "group") if group is not None else None

@@ -11,6 +11,7 @@ from nuboard.errors import (
     InvalidArgumentError,
     NuBoardError,
     RunExistsError,
+    RunFolderError,
     RunNotFoundError,
 )
 from nuboard.eventlog.writer import Heartbeat
@@ -97,10 +98,13 @@ def init(
 
     Raises:
         ValueError: a name that is not a safe folder name (or a project segment such as
-            'runs' that NuBoard uses inside a project), resume='must' for a missing run,
-            a new run whose id exists, a missing fork parent, an untrackable device.
+            'runs' that NuBoard uses inside a project), a dir that is a file or under one,
+            resume='must' for a missing run, a new run whose id exists, a missing fork parent,
+            a fork step outside int64, an untrackable device.
         TypeError: an argument or config of a type NuBoard cannot take.
         NuBoardError: the run.json of the run to resume cannot be read or is no object.
+        RunFolderError (a NuBoardError and an OSError): the run folder cannot be created (a
+            read-only or unpermitted root), naming it.
     """
     opts = check_init_args(
         project=project, run_name=run_name, config=config, dir=dir, tags=tags, notes=notes,
@@ -233,7 +237,10 @@ def _claim(folder: Path, doc: dict, existing: dict | None, resume: str | None,
     from nuboard.recording.capture.plan import record_environment, write_environment_files
     fork = opts.fork
     env_files = record_environment(plan, doc, opts.code_dir) if ranks.rank == 0 else {}
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _folder_error(folder, exc) from exc
     if ranks.rank == 0:
         if existing is None:
             # Claim the run by creating run.json (atomic link) before anything else is written.
@@ -297,16 +304,27 @@ def _start_run(folder: Path, doc: dict, session: int, opts: InitOptions, ranks, 
 
 def _claim_new_folder(runs: Path) -> tuple[str, Path]:
     """A fresh run id whose folder this process created (mkdir is the atomic claim)."""
-    runs.mkdir(parents=True, exist_ok=True)
-    for _ in range(100):
-        run_id = new_run_id()
-        folder = runs / run_id
-        try:
-            folder.mkdir()
-            return run_id, folder
-        except FileExistsError:
-            continue
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+        for _ in range(100):
+            run_id = new_run_id()
+            folder = runs / run_id
+            try:
+                folder.mkdir()
+                return run_id, folder
+            except FileExistsError:
+                continue
+    except OSError as exc:
+        raise _folder_error(runs, exc) from exc
     raise NuBoardError(f"could not claim a new run folder under {str(runs)!r}")
+
+
+def _folder_error(folder: Path, exc: OSError) -> RunFolderError:
+    """The error of a run folder that cannot be made (a read-only or unpermitted root)."""
+    where = f" at {exc.filename!r}" if exc.filename and str(exc.filename) != str(folder) else ""
+    return RunFolderError(
+        f"nb.init cannot create the run folder {str(folder)!r}: {exc.strerror or exc}{where}. "
+        "Pass dir= (or set NUBOARD_DIR to) a folder this process can write to.")
 
 
 def _next_session(folder: Path, rank: int) -> int:
