@@ -14,7 +14,7 @@ from stat import S_ISREG
 from typing import Any, Iterator, NamedTuple
 
 from nuboard.errors import InvalidArgumentError, InvalidTypeError
-from nuboard.files import runjson
+from nuboard.files import caps, runjson
 from nuboard.files.layout import project_dir, resolve_root
 from nuboard.files.names import check_project
 
@@ -24,6 +24,9 @@ from .listing import Progress, left_out_text, walk_files
 from .manifest import (
     FORMAT,
     MANIFEST,
+    MAX_DESCRIPTION,
+    MAX_METADATA_BYTES,
+    MAX_METADATA_DEPTH,
     copy_files,
     hash_files,
     read_manifest,
@@ -298,6 +301,32 @@ def _checked_again(source: SourceInfo, path: Any, project_path: Path, root: Path
     return source._replace(run_id=_run_of(source.real, project_path))
 
 
+def _checked_metadata(metadata: "Mapping[str, Any] | None") -> dict:
+    """add_artifact's metadata as JSON values, at most MAX_METADATA_DEPTH levels deep and
+    MAX_METADATA_BYTES as JSON; InvalidTypeError or InvalidArgumentError otherwise."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise InvalidTypeError(f"metadata must be a dict, not {builtins.type(metadata).__name__} ({metadata!r:.80})")
+    try:
+        text = json.dumps(dict(metadata), allow_nan=False, ensure_ascii=False)
+    except RecursionError:
+        text = None
+    except (TypeError, ValueError) as exc:
+        raise InvalidTypeError(f"metadata must be JSON (str keys; str, number, bool, None, list, dict "
+                               f"values, no NaN): {exc}") from None
+    checked = json.loads(text) if text is not None else None
+    if checked is None or caps.depth_of(checked, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise InvalidArgumentError(f"metadata is nested deeper than {MAX_METADATA_DEPTH} levels: "
+                                   "flatten it.")
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_METADATA_BYTES:
+        raise InvalidArgumentError(
+            f"metadata is {size:,} bytes as JSON: at most {MAX_METADATA_BYTES:,}; keep large data "
+            "in the version's files and describe it in the metadata.")
+    return checked
+
+
 def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, type: str = "other",
                  metadata: "Mapping[str, Any] | None" = None, reference: bool = False,
                  checksum: bool = False, description: str | None = None, dir=None,
@@ -310,7 +339,8 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
         name: one segment of letters, digits, '.', '_', '-' ('fineweb-edu').
         path: the file or folder; '~' and ${VAR}s work. A ${VAR} is kept in the manifest.
         type: dataset, model, checkpoint, report or other.
-        metadata: a JSON object describing the version (rows, step, score).
+        metadata: a JSON object describing the version (rows, step, score); at most 64 levels
+            deep and 1 MB as JSON.
         reference: record where the files are instead of copying them.
         checksum: for a reference, also hash every file (a copy is always hashed).
         description: what this version is.
@@ -330,7 +360,9 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     written, and listed in the manifest's 'left_out'.
 
     Raises:
-        InvalidNameError, InvalidArgumentError, InvalidTypeError: a bad argument.
+        InvalidNameError, InvalidArgumentError, InvalidTypeError: a bad argument (metadata
+            deeper than 64 levels or over 1 MB as JSON, a description over 1,000,000
+            characters included).
         SourceNotFoundError: the path does not exist.
     """
     project = check_project(project)
@@ -341,15 +373,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
             raise InvalidTypeError(f"{label} must be True or False, not {flag!r:.80}")
     if description is not None and not isinstance(description, str):
         raise InvalidTypeError(f"description must be a str or None, not {builtins.type(description).__name__}")
-    if metadata is None:
-        metadata = {}
-    if not isinstance(metadata, Mapping):
-        raise InvalidTypeError(f"metadata must be a dict, not {builtins.type(metadata).__name__} ({metadata!r:.80})")
-    try:
-        metadata = json.loads(json.dumps(dict(metadata), allow_nan=False))
-    except (TypeError, ValueError) as exc:
-        raise InvalidTypeError(f"metadata must be JSON (str keys; str, number, bool, None, list, dict "
-                               f"values, no NaN): {exc}") from None
+    if description is not None and len(description) > MAX_DESCRIPTION:
+        raise InvalidArgumentError(f"description is {len(description):,} characters: at most "
+                                   f"{MAX_DESCRIPTION:,}; keep long text in a file of the version.")
+    metadata = _checked_metadata(metadata)
     producer_doc = _producer(producer)
     root = resolve_root(dir)
     project_path = project_dir(root, project)

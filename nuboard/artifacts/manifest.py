@@ -24,12 +24,16 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from nuboard.files import caps
 from nuboard.files.jsonfile import open_regular, read_json, write_bytes_atomic
 
 from .listing import PROGRESS_EVERY, Progress, Ticker
 
 FORMAT = 1
 MANIFEST = "manifest.json"
+MAX_METADATA_BYTES = 1 << 20     # a version's metadata as JSON, at most (add_artifact refuses more)
+MAX_METADATA_DEPTH = 64          # levels of nesting, as a run's config
+MAX_DESCRIPTION = 1_000_000      # characters, as a run's notes
 CHUNK = 4 << 20                 # read size when hashing and copying
 PARALLEL_MIN = 4 << 20          # files at least this big are hashed by a pool of threads
 
@@ -360,3 +364,16 @@ def _file_entries_whole(manifest: Path, needle: str):
     for entry in files if isinstance(files, list) else []:
         if isinstance(entry, dict) and (not needle or needle in str(entry.get("path", ""))):
             yield entry
+
+
+def shown_fields(doc: dict) -> tuple[dict, str | None, list[str]]:
+    """A checked manifest's metadata and description as they are indexed and shown: cut to the
+    limits add_artifact writes by (MAX_METADATA_BYTES, MAX_METADATA_DEPTH, MAX_DESCRIPTION),
+    with the notes of what was cut."""
+    notes: list[str] = []
+    metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+    metadata = caps.cap_object(metadata, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, "metadata", notes)
+    description = doc.get("description")
+    if isinstance(description, str):
+        description = caps.cap_text(description, MAX_DESCRIPTION, "description", notes)
+    return metadata, description, notes

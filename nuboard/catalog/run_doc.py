@@ -1,43 +1,34 @@
-"""The fields of run.json that the catalog and the viewer read, checked by type.
+"""The fields of run.json that the catalog and the viewer read, checked by type and capped.
 
 A run.json that parses but holds a field of the wrong type (a `start_time` that is a number,
 an input whose project is null) or that is nested deeper than MAX_DEPTH is not indexed: the
 sync skips the run with the reason `check_run_doc` gives, and the viewer shows that reason
 instead of the run. Fields nobody reads are not checked.
+
+A field larger than the API writes (1,001 tags, a 300-character name, a config of 17 MB) is
+cut to the API's limit by `cap_run_doc`, for the catalog and the run page alike, with a note
+of what was cut that both show.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from nuboard.files import runjson
+from nuboard.files import caps, runjson
+from nuboard.files.names import MAX_LABEL, MAX_NOTES, MAX_TAG, MAX_TAGS
+from nuboard.recording.run_config import MAX_CONFIG_BYTES
+from nuboard.recording.run_config import MAX_DEPTH as MAX_CONFIG_DEPTH
 
 MAX_DEPTH = 100                  # deeper documents are skipped: nothing recursive can fail later
+MAX_SESSIONS = 1000              # the last ones are shown: a run resumed more often is unusual
+MAX_LINKS = 10_000               # inputs, outputs: artifact versions used or made by one run
+MAX_GPUS = 256
+MAX_SHOWN = 4096                 # other text shown on the run page (git, source)
 
 TEXT_FIELDS = ("name", "project", "group", "notes", "host", "python", "platform", "status",
                "start_time", "end_time")
 OBJECT_FIELDS = ("config", "env", "parent", "prefixes")
 LIST_FIELDS = ("sessions", "inputs", "outputs")
 INT_FIELDS = ("world_size", "dropped_points")
-
-
-def nesting_depth(doc, stop: int = MAX_DEPTH) -> int:
-    """How deep lists and dicts nest in doc (a scalar is 0), counted without recursion;
-    the count stops once past `stop`."""
-    deepest = 0
-    stack = [(doc, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict):
-            children = value.values()
-        elif isinstance(value, list):
-            children = value
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > stop:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def _is_int(value) -> bool:
@@ -75,7 +66,7 @@ def read_run_doc(folder: Path):
 
 def check_run_doc(doc: dict) -> str | None:
     """Why a parsed run.json cannot be indexed or shown (None when its fields are usable)."""
-    if nesting_depth(doc) > MAX_DEPTH:
+    if caps.depth_of(doc, MAX_DEPTH) > MAX_DEPTH:
         return f"run.json is nested more than {MAX_DEPTH} levels deep"
     for fields, usable, rule in ((TEXT_FIELDS, _is_str, "a string"), (OBJECT_FIELDS, _is_dict, "an object"),
                                  (LIST_FIELDS, _is_list, "a list"), (INT_FIELDS, _is_int, "a whole number")):
@@ -112,3 +103,42 @@ def _check_ref(ref) -> str | None:
     if not _is_int(ref.get("version")):
         return f"has version {ref.get('version')!r:.60}, not a whole number"
     return None
+
+
+def cap_run_doc(doc: dict, size_hint: int | None = None) -> tuple[dict, list[str]]:
+    """A checked run.json (check_run_doc) with every field the catalog or the run page reads
+    cut to the API's limits, and the notes of what was cut ([] when nothing was).
+
+    size_hint: run.json's size in bytes; a config cannot be larger, so one in a small file is
+    not measured.
+    """
+    notes: list[str] = []
+    out = dict(doc)
+    for field in TEXT_FIELDS:
+        if isinstance(out.get(field), str):
+            out[field] = caps.cap_text(out[field], MAX_NOTES if field == "notes" else MAX_LABEL,
+                                       field, notes)
+    tags = out.get("tags")
+    if tags is not None:
+        out["tags"] = caps.cap_tags([tags] if isinstance(tags, str) else tags, MAX_TAGS, MAX_TAG,
+                                    notes)
+    if isinstance(out.get("config"), dict):
+        out["config"] = caps.cap_object(out["config"], MAX_CONFIG_BYTES, MAX_CONFIG_DEPTH,
+                                        "config", notes, size_hint=size_hint)
+    if isinstance(out.get("sessions"), list):
+        out["sessions"] = caps.cap_list(out["sessions"], MAX_SESSIONS, "sessions", notes, last=True)
+    for field in ("inputs", "outputs"):
+        if isinstance(out.get(field), list):
+            out[field] = caps.cap_list(out[field], MAX_LINKS, field, notes)
+    env = out.get("env")
+    if isinstance(env, dict):
+        out["env"] = env = dict(env)
+        if isinstance(env.get("gpus"), list):
+            env["gpus"] = caps.cap_list(env["gpus"], MAX_GPUS, "env.gpus", notes)
+        if isinstance(env.get("git"), dict):
+            env["git"] = {k: caps.cap_text(v, MAX_SHOWN, f"env.git.{k}", notes)
+                          if isinstance(v, str) else v for k, v in env["git"].items()}
+    if isinstance(out.get("source"), dict):
+        out["source"] = {k: caps.cap_text(v, MAX_SHOWN, f"source.{k}", notes)
+                         if isinstance(v, str) else v for k, v in out["source"].items()}
+    return out, notes

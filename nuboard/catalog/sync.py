@@ -32,7 +32,7 @@ from nuboard.files.status import heartbeat_mtime, run_lost_after
 
 from .engine import is_corruption
 from .project_catalog import Catalog
-from .run_doc import check_run_doc
+from .run_doc import cap_run_doc, check_run_doc
 from .sync_artifacts import delete_run_links, run_links, sync_versions
 from .tables import config, lineage, runs, scalars, tags
 
@@ -200,8 +200,16 @@ def _duration(doc: dict) -> float | None:
         return None
 
 
-def read_run(folder: Path) -> tuple[dict | None, str | None]:
-    """run.json of a folder, or the reason it is skipped.
+class ReadRun(NamedTuple):
+    """run.json as indexed: the document cut to the API's limits and the notes of what was cut
+    (cap_run_doc); or no document and the reason the run is skipped."""
+    doc: dict | None
+    why: str | None
+    cut: list[str]
+
+
+def read_run(folder: Path) -> ReadRun:
+    """run.json of a folder, capped, or the reason it is skipped.
 
     Only a regular file is read (a FIFO left there never blocks the sync), and a document
     that is not JSON, holds a lone surrogate escape, is nested too deep, or whose fields have
@@ -209,24 +217,28 @@ def read_run(folder: Path) -> tuple[dict | None, str | None]:
     """
     path = folder / layout.RUN_JSON
     try:
-        if path.stat().st_size > MAX_RUN_JSON:
-            return None, f"run.json is larger than {MAX_RUN_JSON >> 20} MB"
+        size = path.stat().st_size
+        if size > MAX_RUN_JSON:
+            return ReadRun(None, f"run.json is larger than {MAX_RUN_JSON >> 20} MB", [])
         doc = read_json(path)
     except FileNotFoundError:
-        return None, "no run.json (a half-written run folder)"
+        return ReadRun(None, "no run.json (a half-written run folder)", [])
     except OSError as exc:
-        return None, f"run.json cannot be read ({exc.strerror or exc})"
+        return ReadRun(None, f"run.json cannot be read ({exc.strerror or exc})", [])
     except (ValueError, RecursionError) as exc:
         text = str(exc).replace(f"{path}: ", "")
-        return None, f"run.json is not readable JSON ({text[:200]})"
+        return ReadRun(None, f"run.json is not readable JSON ({text[:200]})", [])
     if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
-        return None, "run.json is not a run document (no id)"
+        return ReadRun(None, "run.json is not a run document (no id)", [])
     fmt = doc.get("format")
     if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt > RUN_FORMAT:
-        return None, (f"run.json has format {fmt!r}; this NuBoard reads up to {RUN_FORMAT}: "
-                      "upgrade nuboard")
+        return ReadRun(None, (f"run.json has format {fmt!r}; this NuBoard reads up to "
+                              f"{RUN_FORMAT}: upgrade nuboard"), [])
     why = check_run_doc(doc)
-    return (None, why) if why is not None else (doc, None)
+    if why is not None:
+        return ReadRun(None, why, [])
+    doc, cut = cap_run_doc(doc, size_hint=size)
+    return ReadRun(doc, None, cut)
 
 
 def _text(value) -> str | None:
@@ -240,8 +252,9 @@ def _int(value) -> int | None:
         -(1 << 63) <= value < (1 << 63) else None
 
 
-def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str) -> dict:
-    """The runs row of a run document."""
+def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str,
+            cut: list[str] = ()) -> dict:
+    """The runs row of a run document (capped: cap_run_doc), with the notes of what was cut."""
     parent = doc.get("parent") if isinstance(doc.get("parent"), dict) else {}
     env = doc.get("env") if isinstance(doc.get("env"), dict) else {}
     git = env.get("git") if isinstance(env.get("git"), dict) else {}
@@ -256,7 +269,7 @@ def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str) -
         "ended": _text(doc.get("end_time")), "duration_s": _duration(doc),
         "world_size": _int(doc.get("world_size")), "parent_run_id": _text(parent.get("run_id")),
         "parent_step": _int(parent.get("step")), "git_commit": _text(git.get("commit")),
-        "folder_mtime_ns": mtime_ns, "signature": sig,
+        "cut": "; ".join(cut) or None, "folder_mtime_ns": mtime_ns, "signature": sig,
     }
 
 
@@ -272,7 +285,7 @@ def _tags(doc: dict) -> list[str]:
 def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
               ) -> tuple[_Indexed | None, str | None]:
     """Every row of one run folder, or the reason it is skipped."""
-    doc, why = read_run(folder)
+    doc, why, cut = read_run(folder)
     if doc is None:
         return None, why
     try:
@@ -281,7 +294,7 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
         return None, f"its logs cannot be read ({exc})"
     config_doc = doc.get("config")
     config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
-    return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig), _tags(doc),
+    return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig, cut), _tags(doc),
                     config_rows, summaries, run_links(doc)), None
 
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from sqlalchemy import and_, delete, select, tuple_
 
-from nuboard.artifacts.manifest import MANIFEST, read_manifest_checked
+from nuboard.artifacts.manifest import MANIFEST, read_manifest_checked, shown_fields
 from nuboard.artifacts.names import MAX_VERSION, folder_problem, version_of_folder
 from nuboard.artifacts.version_folders import ARTIFACTS, UNLINKED
 from nuboard.files import layout
@@ -107,14 +107,15 @@ def _version_row(doc: dict, artifact_id: int, number: int, unlinked: bool, path:
         mtime_ns = os.stat(path).st_mtime_ns
     except OSError:
         mtime_ns = 0
-    meta = doc.get("metadata")
+    meta, description, cut = shown_fields(doc)
     return {
         "artifact": artifact_id, "version": number, "type": _s(doc.get("type")),
         "digest": file_list_digest(doc.get("files") or []), "size": _i(doc.get("total_bytes")),
         "files": _i(doc.get("file_count")), "storage": _s(doc.get("storage")),
         "base": _s(doc.get("base")), "location": _s(doc.get("location")),
-        "description": _s(doc.get("description")),
-        "metadata": _s(json.dumps(meta, ensure_ascii=False)) if isinstance(meta, dict) else None,
+        "description": _s(description), "cut": "; ".join(cut) or None,
+        "metadata": _s(json.dumps(meta, ensure_ascii=False))
+        if isinstance(doc.get("metadata"), dict) else None,
         "producer_project": _s(producer.get("project")), "producer_run": _s(producer.get("run_id")),
         "created": _s(doc.get("created_at")), "created_by": _s(doc.get("created_by")),
         "unlinked": unlinked, "folder_mtime_ns": mtime_ns, "signature": signature,

@@ -49,6 +49,7 @@ runs = Table(
     Column("parent_run_id", String),
     Column("parent_step", Integer),
     Column("git_commit", String),
+    Column("cut", Text),                                     # what run.json held past the API's limits
     # what the sync saw, to tell a changed run from an unchanged one cheaply
     Column("folder_mtime_ns", Integer, nullable=False),
     Column("signature", String, nullable=False),
@@ -117,6 +118,7 @@ versions = Table(
     Column("created", String),
     Column("created_by", String),
     Column("unlinked", Boolean, nullable=False, default=False),
+    Column("cut", Text),                                     # what the manifest held past the API's limits
     Column("folder_mtime_ns", Integer, nullable=False),
     Column("signature", String, nullable=False),
     UniqueConstraint("artifact", "version", name="uq_versions_artifact_version"),

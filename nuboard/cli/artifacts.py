@@ -16,6 +16,7 @@ from nuboard.artifacts.form import (
     format_size,
     parse_meta_flags,
 )
+from nuboard.artifacts.manifest import shown_fields
 from nuboard.errors import InvalidArgumentError, NuBoardError
 
 from . import formats
@@ -262,14 +263,15 @@ def version_records(root: Path, project: str, unlinked: bool,
                 skipped.append((f"{project}/{name}:v{number}", why or "it has no manifest"))
             continue
         producer = doc.get("producer") if isinstance(doc.get("producer"), dict) else None
+        metadata, description, cut = shown_fields(doc)
         records.append({
             "project": project, "name": name, "version": number,
             "spec": f"{project}/{name}:v{number}", "type": doc.get("type"),
             "storage": doc.get("storage"), "files": doc.get("file_count"),
             "bytes": doc.get("total_bytes"), "created": doc.get("created_at"),
             "producer": (f"{producer.get('project')}/{producer.get('run_id')}" if producer else None),
-            "description": doc.get("description"), "metadata": doc.get("metadata") or {},
-            "unlinked": unlinked,
+            "description": description, "metadata": metadata, "unlinked": unlinked,
+            "cut": "; ".join(cut) or None,
         })
     return records
 
@@ -328,6 +330,7 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
     doc = version.manifest
     verified = ", SHA-256 re-hashed" if verified and doc.get("checksum") else ""
     producer = version.producer
+    metadata, description, cut = shown_fields(doc)
     source = doc.get("source") or {}
     lines = [f"{version.spec}" + ("  (unlinked)" if version.unlinked else ""),
              f"  type         {version.type}",
@@ -340,7 +343,8 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
                                   else "Logged outside a run"),
              f"  source       {source.get('path')}" if source.get("path") else None,
              f"  files at     {version.files}",
-             f"  description  {version.description}" if version.description else None]
+             f"  description  {description}" if description else None,
+             f"  cut          shown cut to the API's limits: {'; '.join(cut)}" if cut else None]
     lines = [line for line in lines if line is not None]
     left_out = doc.get("left_out") if isinstance(doc.get("left_out"), list) else []
     if left_out:
@@ -349,9 +353,9 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
                      + ", ".join(f"{e.get('path')} ({e.get('what')})" for e in left_out[:20]
                                  if isinstance(e, dict))
                      + (f" and {len(left_out) - 20} more" if len(left_out) > 20 else ""))
-    if version.metadata:
+    if metadata:
         lines.append("  metadata     " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}"
-                                                 for k, v in version.metadata.items()))
+                                                 for k, v in metadata.items()))
     lines.append("  used by      " + (", ".join(used_by) if used_by else "no run yet"))
     if version.unset_variables:
         lines.append("  check        " + ", ".join("$" + v for v in version.unset_variables)
@@ -418,11 +422,14 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
         problems = version.check()
     users = used_by(root, project, name, version.version)
     if as_json:
+        metadata, description, cut = shown_fields(version.manifest)
+        shown = {k: v for k, v in version.manifest.items() if k != "files"}
+        shown.update(metadata=metadata, description=description)
         click.echo(json.dumps({"spec": version.spec, "unlinked": version.unlinked,
                                "files_at": str(version.files), "used_by": users,
                                "unset_variables": version.unset_variables,
                                "problems": [p._asdict() for p in problems],
-                               "manifest": {k: v for k, v in version.manifest.items() if k != "files"}},
+                               "cut": "; ".join(cut) or None, "manifest": shown},
                               indent=2, ensure_ascii=False))
     else:
         for line in show_lines(version, users, problems, verified=verify):

@@ -22,7 +22,9 @@ from nuboard.files.records import (  # noqa: F401  (display_status, run_record: 
 
 # What `nuboard ls` shows, in order; a record (run_record) has these keys and a few more.
 RUN_FIELDS = ("project", "id", "name", "status", "group", "tags", "start", "end",
-              "duration_s", "host", "notes")
+              "duration_s", "host", "notes", "cut")
+TAGS_WIDTH = 60            # characters of tags a table cell shows before '+N more'
+
 TABLE_HEADERS = ("STATUS", "NAME", "ID", "GROUP", "TAGS", "START", "DURATION", "HOST")
 STATUS_STYLES = {"running": "green", "finished": "blue", "lost": "bold red", "crashed": "red",
                  "failed": "red", "killed": "yellow"}
@@ -32,9 +34,32 @@ def run_cells(record: Mapping[str, Any], tz: dt.tzinfo | None = None,
               with_project: bool = False) -> list[str]:
     """One run record as the cells of the table (TABLE_HEADERS, with PROJECT first if asked)."""
     cells = [record["status"], record["name"], record["id"], record["group"] or "-",
-             ",".join(record["tags"]) or "-", format_local_time(record["start"], tz),
+             tags_cell(record["tags"]), format_local_time(record["start"], tz),
              format_duration(record["duration_s"]), record["host"] or "-"]
     return ([record["project"]] if with_project else []) + [_one_line(c) for c in cells]
+
+
+def tags_cell(tags: Sequence[str], width: int = TAGS_WIDTH) -> str:
+    """Tags joined with ',' as far as `width` characters allow, then '+N more' ('-' for none)."""
+    shown, used = [], 0
+    for tag in tags:
+        if shown and used + len(tag) + 1 > width:
+            break
+        shown.append(tag)
+        used += len(tag) + 1
+    more = len(tags) - len(shown)
+    return (",".join(shown) or "-") + (f" +{more:,} more" if more else "")
+
+
+def cut_lines(command: str, records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line for each run whose run.json held more than the API writes, so that it is
+    indexed and shown cut:
+
+        nuboard ls: run 'llm/20261207T0330-8c1d2e3f' is shown cut to the API's limits: tags: the
+        first 1,000 of 1,000,000 (one line)
+    """
+    return [f"nuboard {command}: run '{r['project']}/{r['id']}' is shown cut to the API's "
+            f"limits: {r['cut']}" for r in records if r.get("cut")]
 
 
 def table_headers(with_project: bool = False) -> list[str]:

@@ -86,8 +86,10 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
 
     Without PROJECT, the runs of every project under the folder. The catalog is brought up
     to date from the files first; a run folder it skips (damaged or half written) has a line
-    on stderr saying why. A rich table on a terminal, aligned plain text in a pipe. A key
-    the query compares that no run has is a warning on stderr, naming the nearest known key.
+    on stderr saying why, and so does a run whose run.json holds more than the API writes
+    (it is shown cut to the API's limits). A rich table on a terminal, aligned plain text in
+    a pipe. A key the query compares that no run has is a warning on stderr, naming the
+    nearest known key.
 
     \b
     Example:
@@ -124,6 +126,8 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     records.sort(key=lambda r: (r["start"] or "", r["id"]), reverse=True)
     if limit is not None:
         records = records[:limit]
+    for line in formats.cut_lines("ls", records):
+        click.echo(line, err=True)
     _print_runs(records, project is None, as_json, as_csv)
 
 

@@ -88,4 +88,5 @@ def run_record(row: Mapping[str, Any], tags: Sequence[str], project: str, now: f
         "duration_s": None if duration is None else round(duration, 3),
         "host": row.get("host"),
         "notes": row.get("notes"),
+        "cut": row.get("cut"),
     }

@@ -95,6 +95,7 @@ def version_info(catalogs, project: str, name: str, number: int) -> dict:
         "storage": row["storage"], "created": row["created"], "created_by": row["created_by"],
         "size": row["size"], "files": row["files"], "description": row["description"],
         "metadata": metadata, "unlinked": bool(row["unlinked"]), "digest": row["digest"],
+        "cut": row.get("cut"),
         "producer": producer,
         "used_by": sorted((run_card(catalogs, p, r) for p, r in used),
                           key=lambda c: (c["project"], c["name"], c["run_id"])),

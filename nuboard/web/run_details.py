@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from nuboard.catalog.run_doc import check_run_doc, read_run_doc
+from nuboard.catalog.run_doc import cap_run_doc, check_run_doc, read_run_doc
 from nuboard.catalog.sync import flatten_config
 from nuboard.files import layout
 from nuboard.files.records import format_duration, parse_time, run_duration
@@ -151,6 +151,7 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
     why = check_run_doc(doc) if isinstance(doc, dict) else "run.json is not an object"
     if why is not None:
         raise RunUnreadable(_unreadable(run_id, why))
+    doc, cut = cap_run_doc(doc)                  # a million tags: the first 1,000, noted
     now = time.time()
     status = run_status(folder, doc, now=now, watch=watch)
     env = doc.get("env") if isinstance(doc.get("env"), dict) else {}
@@ -187,7 +188,7 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
         "parent": doc.get("parent") if isinstance(doc.get("parent"), dict) else None,
         "source": import_source(doc),
         "inputs": links["inputs"], "outputs": links["outputs"],
-        "dropped_points": doc.get("dropped_points"),
+        "dropped_points": doc.get("dropped_points"), "cut": cut,
         "error": crash_line(folder, doc, status), "last_seen": last_seen(folder, status, now),
         "started_ts": (parse_time(doc.get("start_time")).timestamp()
                        if parse_time(doc.get("start_time")) else None),
