@@ -1,9 +1,10 @@
 """Sync the catalog from the files: incremental by what changed on disk, or from nothing.
 
 An unchanged finished run costs two stats (its folder and its run.json: a rewrite of run.json,
-a new session or new files change one of them). A running run, and a run with ranks other
-than 0 (whose logs may still grow after rank 0 finished), is compared by the sizes and mtimes
-of its logs. A run folder that is half written, whose run.json is not a regular file, not
+a new session or new files change one of them). A running run, a run with ranks other
+than 0 (whose logs may still grow after rank 0 finished) and a run folder that held a temp file
+is compared by the sizes and mtimes of its logs; a temp file whose writer is gone is removed
+then (clean_temps). A run folder that is half written, whose run.json is not a regular file, not
 JSON, comes from a newer format or holds fields of the wrong types (run_doc.check_run_doc), is
 reported and skipped, never fatal; while its folder, run.json and logs stay as they were, a
 later sync through the same Catalog reports it again without reading it again.
@@ -27,8 +28,8 @@ from sqlalchemy.exc import DatabaseError
 
 from nuboard.eventlog.source import rank_scalars
 from nuboard.files import layout
-from nuboard.files.jsonfile import read_json
-from nuboard.files.status import heartbeat_mtime, run_lost_after
+from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps, read_json
+from nuboard.files.status import heartbeat_mtime, hostname, read_heartbeat, run_lost_after
 
 from .engine import is_corruption
 from .project_catalog import Catalog
@@ -176,10 +177,18 @@ def _stat_part(name: str, st: os.stat_result) -> str:
     return f"{name}:{st.st_size}:{st.st_mtime_ns}"
 
 
-def signature(folder: Path) -> str:
-    """What changes when the run does: run.json first, then each log (name, size, mtime)."""
+TEMPS_MARK = "~temp"              # the signature's last part while a temp file is in the folder
+STALE_TEMP = 600.0                # seconds after which any dead writer's temp file is removed
+
+
+def signature(folder: Path, names: list[str] | None = None) -> str:
+    """What changes when the run does: run.json first, then each log (name, size, mtime),
+    and TEMPS_MARK last while a temp file is there (so the next sync looks again).
+
+    names: the folder's entries, when the caller has listed it.
+    """
     parts = []
-    names = sorted(os.listdir(folder))
+    names = sorted(os.listdir(folder) if names is None else names)
     for name in [layout.RUN_JSON] + [n for n in names if n != layout.RUN_JSON]:
         if name == layout.RUN_JSON or name.startswith("events.") or name == layout.PARQUET:
             try:
@@ -187,7 +196,32 @@ def signature(folder: Path) -> str:
             except OSError:
                 continue
             parts.append(_stat_part(name, st))
+    if any(n.startswith(TEMP_PREFIX) for n in names):
+        parts.append(TEMPS_MARK)
     return "|".join(parts)
+
+
+def clean_temps(folder: Path, mtime_ns: int) -> tuple[list[str], int]:
+    """Remove the temp files a killed writer left in a run folder (a kill inside finish()
+    leaves up to the size of the run's data in `.tmp-data.parquet.<pid>.<hex>`); return the
+    folder's entries left and its mtime after.
+
+    The run's own process on this host (its heartbeat's pid) is known dead at once; a temp
+    file of any other process (another host's, a viewer's edit) goes once it is STALE_TEMP
+    seconds old (jsonfile.clean_stray_temps).
+
+    mtime_ns: the folder's mtime, taken before this lists it; after a removal it is taken
+    again, before the folder is listed again, so a change made meanwhile is seen next time.
+    """
+    names = os.listdir(folder)
+    if any(n.startswith(TEMP_PREFIX) for n in names):
+        beat = read_heartbeat(folder) or {}
+        writer = beat.get("pid") if beat.get("host") == hostname() else None
+        if clean_stray_temps(folder, names, writer=writer if isinstance(writer, int) else None,
+                             stale_after=STALE_TEMP):
+            mtime_ns = os.stat(folder).st_mtime_ns
+            names = os.listdir(folder)
+    return names, mtime_ns
 
 
 def _duration(doc: dict) -> float | None:
@@ -367,7 +401,7 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
         seen.add(name)
         old = None if full else known.get(name)
         if old is not None and old.folder_mtime_ns == mtime_ns and old.status != "running" \
-                and not _other_ranks(old.signature):
+                and not _other_ranks(old.signature) and not old.signature.endswith(TEMPS_MARK):
             try:
                 head = _stat_part(layout.RUN_JSON, os.stat(os.path.join(entry.path, RUN_JSON)))
             except OSError:
@@ -378,7 +412,8 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
                 continue
         folder = Path(entry.path)
         try:
-            sig = signature(folder)
+            names, mtime_ns = clean_temps(folder, mtime_ns)
+            sig = signature(folder, names)
         except OSError:
             seen.discard(name)
             continue

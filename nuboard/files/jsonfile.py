@@ -10,7 +10,8 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -145,27 +146,42 @@ def read_json(path: Path) -> Any:
     return doc
 
 
-def clean_stray_temps(folder: Path) -> list[Path]:
+def clean_stray_temps(folder: Path, names: "Iterable[str] | None" = None, *,
+                      writer: int | None = None, stale_after: float | None = None) -> list[Path]:
     """Remove temp files that a killed writer left in a folder; return what was removed.
 
-    A temp file names the pid that wrote it; it is removed when that process is gone.
+    A temp file (`.tmp-<name>.<pid>.<hex>`) names the pid that wrote it; one whose process is
+    alive on this host, or is this process, is kept. Without `stale_after` every other one is
+    removed (the caller owns the folder: a resume, a version claim). With it (the sync, which
+    may look at a folder that processes on other hosts write), a dead pid is enough only when
+    it is `writer`, the pid this host's own process of the folder had (its heartbeat's); any
+    other temp file is removed once it has not changed for `stale_after` seconds, since a pid
+    from another host says nothing here and a live writer keeps its temp file's mtime fresh.
+
+    names: the folder's entries when the caller has listed it already.
     """
     removed = []
     try:
-        entries = list(os.scandir(folder))
+        names = list(os.listdir(folder) if names is None else names)
     except OSError:
         return removed
-    for entry in entries:
-        if not entry.name.startswith(TEMP_PREFIX):
+    now = time.time()
+    for name in names:
+        if not name.startswith(TEMP_PREFIX):
             continue
-        parts = entry.name.rsplit(".", 2)
+        parts = name.rsplit(".", 2)
         pid = int(parts[-2]) if len(parts) == 3 and parts[-2].isdigit() else None
-        if pid is not None and pid != os.getpid() and _pid_alive(pid):
+        if pid == os.getpid() or (pid is not None and _pid_alive(pid)):
             continue
-        if pid == os.getpid():
-            continue
-        if _unlink_quietly(Path(entry.path)):
-            removed.append(Path(entry.path))
+        path = Path(folder) / name
+        if stale_after is not None and (pid is None or pid != writer):
+            try:
+                if now - os.lstat(path).st_mtime < stale_after:
+                    continue
+            except OSError:
+                continue
+        if _unlink_quietly(path):
+            removed.append(path)
     return removed
 
 
