@@ -228,6 +228,19 @@ def test_a_fifo_for_a_manifest_never_blocks_anyone(root, tmp_path):
         assert v.get("/api/artifacts").json()["artifacts"] == []
 
 
+def test_a_manifest_in_another_layout_still_lists_its_files(root, tmp_path):
+    """A manifest rewritten on one line (by hand, by jq -c, by another tool) is read whole."""
+    from nuboard.web.artifact_data import files_page
+    data = make_tree(tmp_path / "data", {f"f{i}.bin": b"x" * i for i in range(5)})
+    art = add_artifact("datasets", "d", data, reference=True)
+    manifest = art.path / "manifest.json"
+    for indent in (None, 4):
+        manifest.write_text(json.dumps(json.loads(manifest.read_text()), indent=indent))
+        page = files_page(manifest, offset=1, limit=2)
+        assert [f["path"] for f in page["files"]] == ["f1.bin", "f2.bin"], indent
+        assert [f["path"] for f in files_page(manifest, needle="f4")["files"]] == ["f4.bin"]
+
+
 def test_a_version_from_a_runs_folder_in_the_viewer_names_what_it_left_out(root):
     with nb.init("llm", run_name="train", **QUIET) as run:
         files = Path(run.path) / "files" / "ckpt"

@@ -326,8 +326,9 @@ def file_entries(manifest: Path, needle: str = "", skip: int = 0) -> Iterator[di
             if line.startswith(b' "files": ['):
                 head = line
                 break
-        if not head:
-            return
+        if not head:                                # not write_manifest's layout (one line,
+            yield from itertools.islice(_file_entries_whole(manifest, needle), skip, None)
+            return                                  # another tool's indent): read it whole
         if head.rstrip().endswith(b"]"):            # "files": [] on one line
             return
         raw_needle = needle.encode("utf-8") if needle else None
