@@ -105,11 +105,16 @@ def test_a_concrete_bind_answers_to_its_address(root, one_run):
         assert up.status(address, "evil.example") == 403
 
 
-def test_a_refused_host_gets_a_page_that_names_no_address(root, one_run):
+def test_a_refused_host_gets_a_page_that_tells_a_rebound_page_nothing(root, one_run):
+    """A DNS-rebound page can read the 403: it names no address, folder or project."""
     with Viewer(root) as viewer:
-        reply = viewer.get("/p/llm", headers={"Host": "evil.example"})
-    assert reply.status == 403 and "is not a name of this viewer" in reply.text
-    assert "127.0.0.1" not in re.sub(r"<[^>]+>", "", reply.text).split("evil.example")[1]
+        for path in ("/p/llm", "/", "/api/p/llm/runs", "/p/llm/.run/x?format=json"):
+            reply = viewer.get(path, headers={"Host": "evil.example:80"})
+            assert reply.status == 403 and "is not a name of this viewer" in reply.text, path
+            for secret in ("127.0.0.1", str(root), "llm", one_run):
+                assert secret not in reply.text, (path, secret)
+            assert reply.headers["x-content-type-options"] == "nosniff"
+        assert viewer.get("/api/p/llm/runs", headers={"Host": "evil.example"}).json()["status"] == 403
 
 
 def test_a_bad_allowed_host_is_a_usage_error(root, one_run):

@@ -11,10 +11,12 @@ fails before the URL adapter exists, so the HTML error page (url_for) cannot be 
 from __future__ import annotations
 
 import hmac
+import json
 import secrets
 from urllib.parse import urlsplit
 
-from flask import Flask, abort, request
+from flask import Flask, Response, abort, request
+from markupsafe import escape
 
 from .host_names import LOOPBACK_NAMES, canonical
 
@@ -39,9 +41,7 @@ def install(app: Flask, *, hosts: frozenset[str] | None = None, any_host: bool =
     @app.url_value_preprocessor
     def _guard(_endpoint, _values) -> None:
         if not any_host and canonical(request.host) not in allowed:
-            abort(403, description=f"Host {request.host!r} is not a name of this viewer: open "
-                                   "it at an address 'nuboard up' printed, or start it with "
-                                   "--allowed-host NAME.")
+            abort(refused_host(request.host))
         if request.method not in ("GET", "HEAD", "OPTIONS"):
             check_origin()
             check_token(app.config["NUBOARD_CSRF"])
@@ -56,6 +56,20 @@ def install(app: Flask, *, hosts: frozenset[str] | None = None, any_host: bool =
         headers["Cross-Origin-Resource-Policy"] = "same-origin"
         headers.add("Vary", "HX-Request")
         return response
+
+
+def refused_host(host: str) -> Response:
+    """The 403 of a request naming another host. It is built without the page templates: a
+    DNS-rebound page could read the answer, so it shows no project, folder or address."""
+    message = (f"Host {host!r} is not a name of this viewer: open it at an address 'nuboard up' "
+               "printed, or start it with --allowed-host NAME.")
+    if request.path.startswith("/api/") or request.args.get("format") == "json":
+        return Response(json.dumps({"error": message, "status": 403}), 403,
+                        mimetype="application/json")
+    page = ("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>403 · "
+            f"Forbidden</title></head><body><h1>403 · Forbidden</h1><p>{escape(message)}</p>"
+            "</body></html>")
+    return Response(page, 403, mimetype="text/html")
 
 
 def check_origin() -> None:
