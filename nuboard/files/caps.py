@@ -67,10 +67,10 @@ def depth_of(value: Any, stop: int) -> int:
         if deepest > stop:
             return deepest
         children = item.values() if isinstance(item, dict) else item
-        kinds = set(map(type, children))          # at C speed: most lists hold no container
-        if any(issubclass(kind, (dict, list)) for kind in kinds):
-            stack.extend((child, depth + 1) for child in children
-                         if isinstance(child, (dict, list)))
+        if len(children) > 64 and not any(issubclass(kind, (dict, list))    # at C speed: a long
+                                          for kind in set(map(type, children))):  # list of numbers
+            continue
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
     return deepest
 
 
