@@ -307,15 +307,6 @@ def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str,
     }
 
 
-def _tags(doc: dict) -> list[str]:
-    found = doc.get("tags")
-    if isinstance(found, str):
-        found = [found]
-    if not isinstance(found, list):
-        return []
-    return list(dict.fromkeys(t for t in found if isinstance(t, str)))
-
-
 def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
               ) -> tuple[_Indexed | None, str | None]:
     """Every row of one run folder, or the reason it is skipped."""
@@ -328,7 +319,8 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
         return None, f"its logs cannot be read ({exc})"
     config_doc = doc.get("config")
     config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
-    return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig, cut), _tags(doc),
+    tags = doc.get("tags") or []               # capped: distinct strings (cap_run_doc)
+    return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig, cut), tags,
                     config_rows, summaries, run_links(doc)), None
 
 
