@@ -1,4 +1,5 @@
-"""Alembic environment of the NuBoard catalog (SQLite, batch mode for ALTERs)."""
+"""Alembic environment of the NuBoard catalog: SQLite (batch mode for ALTERs) and PostgreSQL
+(each project's schema, set as the connection's search_path by catalog/server.py)."""
 from __future__ import annotations
 
 from alembic import context
@@ -10,8 +11,8 @@ config = context.config
 
 
 def run(connection) -> None:
-    context.configure(connection=connection, target_metadata=metadata, render_as_batch=True,
-                      compare_type=True)
+    context.configure(connection=connection, target_metadata=metadata,
+                      render_as_batch=connection.dialect.name == "sqlite", compare_type=True)
     with context.begin_transaction():
         context.run_migrations()
 

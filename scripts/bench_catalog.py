@@ -2,10 +2,17 @@
 """Benchmark of the catalog: full rebuild, an incremental sync with nothing changed, a tag query.
 
     python3 scripts/bench_catalog.py [--runs 10000] [--scalars 20] [--steps 100] [--keep DIR]
+                                     [--catalog URL]
 
 One real run is written with the API (a config, tags, --scalars scalars of --steps points,
 data.parquet at finish); its folder is then copied --runs times with a new run id, name,
 tags and config patched into run.json. Each figure is printed beside its target.
+
+The figures are measured on the project's SQLite catalog and then, with --catalog URL (by
+default $NUBOARD_CATALOG_URL; --catalog '' for SQLite alone), on a PostgreSQL catalog
+(postgresql+psycopg://user@host/database) over the same run folders, against the same targets.
+The PostgreSQL catalog is a schema of its own, emptied before and dropped after the bench
+(kept with --keep, and emptied at the next run).
 """
 from __future__ import annotations
 
@@ -79,9 +86,16 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--keep", type=Path, default=None,
                         help="build (or reuse) the runs under this folder and keep them")
+    parser.add_argument("--catalog", metavar="URL", default=os.environ.get("NUBOARD_CATALOG_URL"),
+                        help="also measure a PostgreSQL catalog at this URL, after SQLite "
+                             "(default $NUBOARD_CATALOG_URL; '' for SQLite alone)")
     args = parser.parse_args()
+    from nuboard.catalog import server
+
+    args.catalog = server.catalog_url(args.catalog or "")
+    backends = ["SQLite"] + (["PostgreSQL"] if args.catalog else [])
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs; {args.runs} runs x "
-          f"{args.scalars} scalars x {args.steps} steps")
+          f"{args.scalars} scalars x {args.steps} steps; catalog on {' and '.join(backends)}")
     tmp = None
     if args.keep is None:
         tmp = tempfile.TemporaryDirectory()
@@ -96,12 +110,6 @@ def main() -> None:
 
 
 def run_bench(root: Path, args) -> None:
-    from sqlalchemy import select
-
-    from nuboard.catalog.project_catalog import Catalog
-    from nuboard.catalog.sync import sync
-    from nuboard.catalog.tables import runs, tags
-
     runs_dir = root / PROJECT / "runs"
     if not runs_dir.is_dir() or len(os.listdir(runs_dir)) != args.runs:
         shutil.rmtree(root / PROJECT, ignore_errors=True)
@@ -110,11 +118,54 @@ def run_bench(root: Path, args) -> None:
         copy_runs(template, runs_dir, args.runs)
         line("writing the runs (not a target)", f"{time.perf_counter() - t:.1f} s",
              "(no target)", True)
-    shutil.rmtree(root / PROJECT / ".nuboard", ignore_errors=True)
+    # "" is SQLite whatever $NUBOARD_CATALOG_URL says; the server's URL is given explicitly
+    bench_backend(root, args, "")
+    if args.catalog:
+        bench_backend(root, args, args.catalog)
+
+
+def bench_backend(root: Path, args, url: str) -> None:
+    """Every figure on one catalog: url '' for the project's SQLite file, else the server."""
+    from nuboard.catalog import server
+
+    if url:
+        schema = server.schema_name(server.root_id(root), PROJECT)
+        drop_schema(url, schema)            # left by an earlier run with --keep: start empty
+    else:
+        shutil.rmtree(root / PROJECT / ".nuboard", ignore_errors=True)
+    try:
+        measure(root, args, url)
+    finally:
+        if url:
+            if args.keep is None:
+                drop_schema(url, schema)
+            server.dispose_engines()
+
+
+def drop_schema(url: str, schema: str) -> None:
+    """Drop the bench's own schema on the server (nothing when there is none)."""
+    from sqlalchemy.exc import OperationalError
+
+    from nuboard.catalog import server
+    try:
+        with server.server_engine(url).begin() as conn:
+            conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    except OperationalError as exc:
+        raise server.unreachable(exc, url) from None
+
+
+def measure(root: Path, args, url: str) -> None:
+    from sqlalchemy import select
+
+    from nuboard.catalog.project_catalog import Catalog
+    from nuboard.catalog.sync import sync
+    from nuboard.catalog.tables import runs, tags
 
     t = time.perf_counter()
-    catalog = Catalog(root, PROJECT)
+    catalog = Catalog(root, PROJECT, url=url)
     opened = time.perf_counter() - t
+    assert catalog.on_server == bool(url), (url, catalog.where)
+    print(f"-- {'PostgreSQL' if catalog.on_server else 'SQLite'}: {catalog.where}")
     line("open a new catalog (migrate to head)", f"{opened * 1000:.0f} ms", "(no target)", True)
     t = time.perf_counter()
     report = sync(catalog, full=True)
@@ -143,7 +194,7 @@ def run_bench(root: Path, args) -> None:
     assert len(found) == (args.runs + 9) // 10, len(found)
     line(f"query tag:baseline over {args.runs} runs (median of 21)", f"{q * 1000:.1f} ms",
          "< 20 ms", q < 0.02)
-    reopen = median_time(lambda: Catalog(root, PROJECT).close(), 5)
+    reopen = median_time(lambda: Catalog(root, PROJECT, url=url).close(), 5)
     line("open an existing catalog (median of 5)", f"{reopen * 1000:.0f} ms", "(no target)", True)
     catalog.close()
 

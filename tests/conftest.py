@@ -1,13 +1,48 @@
-"""Shared fixtures: a fresh root folder per test, finished runs in it, and Playwright's Chromium.
+"""Shared fixtures: a fresh root folder per test, finished runs in it, the catalog's backend
+(SQLite, or the PostgreSQL that scripts/test starts), and Playwright's Chromium.
 
 Helpers that are not fixtures (makers, child processes, the CLI) are in helpers.py.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from helpers import write_run
+
+PG_URL = "NUBOARD_TEST_PG_URL"          # set by scripts/test to its private cluster
+PG_REQUIRED = "NUBOARD_TEST_PG_REQUIRED"  # set by scripts/test: no PostgreSQL is a failure
+
+
+def pytest_generate_tests(metafunc):
+    """A test that uses `backend` runs on SQLite and on PostgreSQL; one marked sqlite_only
+    (it looks at the catalog file itself) on SQLite alone."""
+    if "backend" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("sqlite_only")
+        metafunc.parametrize("backend", ["sqlite"] if only else ["sqlite", "postgresql"],
+                             indirect=True)
+
+
+def pg_url() -> str | None:
+    """The test cluster's URL (None when there is none)."""
+    return os.environ.get(PG_URL) or None
+
+
+
+@pytest.fixture
+def backend(request, monkeypatch) -> str:
+    """'sqlite' (each project's own file) or 'postgresql' ($NUBOARD_CATALOG_URL set to the test
+    cluster, for this process and the commands it starts; every test's root gets its own schemas)."""
+    monkeypatch.delenv("NUBOARD_CATALOG_URL", raising=False)
+    if request.param == "postgresql":
+        url = pg_url()
+        if url is None:
+            if os.environ.get(PG_REQUIRED):
+                pytest.fail(f"{PG_URL} is not set: scripts/test starts a PostgreSQL for these tests")
+            pytest.skip(f"no PostgreSQL for the tests ({PG_URL}); scripts/test starts one")
+        monkeypatch.setenv("NUBOARD_CATALOG_URL", url)
+    return request.param
 
 
 @pytest.fixture

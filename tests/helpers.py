@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -202,12 +203,24 @@ def catalog_rows(catalog) -> dict[str, list[tuple]]:
                 for key, value in row.items():
                     if key == "id" and table.c.id.primary_key:
                         continue
+                    if table.name == "projects" and key == "changes":   # a count of syncs, not of files
+                        continue
                     if key in refs and refs[key] in names:
                         value = names[refs[key]].get(value, ("dangling", value))
                     item.append((key, value))
                 rows.append(tuple(item))
             out[table.name] = sorted(rows, key=repr)
     return out
+
+
+def drop_catalog(catalog) -> None:
+    """Remove a project's catalog outright: its SQLite file's folder, or its schema on the server."""
+    if catalog.on_server:
+        with catalog.writer.begin() as conn:
+            conn.exec_driver_sql(f'DROP SCHEMA "{catalog.schema}" CASCADE')
+    else:
+        catalog.close()
+        shutil.rmtree(catalog.path.parent)
 
 
 def count(catalog, table: str) -> int:

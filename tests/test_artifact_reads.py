@@ -13,6 +13,9 @@ from nuboard.catalog.artifact_reads import LineageEdge, RunSummary, VersionSumma
 from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
 
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
+
 
 def quiet(project, **kw):
     return nb.init(project, system_metrics=False, capture_env=False, **kw)

@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
+import pytest
 from helpers import make_tree
+from sqlalchemy import text
 
 import nuboard as nb
 from nuboard.artifacts import restore_version, unlink_version
 from nuboard.catalog.project_catalog import Catalog
 from nuboard.catalog.sync import sync
+
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def synced(root: Path, project: str, full: bool = False):
@@ -19,15 +23,13 @@ def synced(root: Path, project: str, full: bool = False):
         report = sync(catalog, full=full)
     finally:
         catalog.close()
-    return report, catalog.path
+    return report, catalog
 
 
-def rows(path: Path, sql: str) -> list[tuple]:
-    con = sqlite3.connect(path)
-    try:
-        return sorted(con.execute(sql).fetchall(), key=repr)
-    finally:
-        con.close()
+def rows(catalog, sql: str) -> list[tuple]:
+    """Rows of a query, read through the catalog (its file, or its schema on the server)."""
+    with catalog.reader.connect() as conn:
+        return sorted((tuple(r) for r in conn.execute(text(sql))), key=repr)
 
 
 EDGES = "SELECT kind, run_project, run_id, artifact_project, artifact_name, version, origin FROM lineage"

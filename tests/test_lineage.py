@@ -18,6 +18,9 @@ from nuboard.demo import RUNS, write_demo
 from nuboard.web.catalogs import Catalogs
 from nuboard.web.lineage import graph_json, lineage_graph, render_svg
 
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
+
 SVG = "{http://www.w3.org/2000/svg}"
 TRAINING = {s.name for s in RUNS if s.project == "llm-pretrain" and s.kind == "train"}
 

@@ -1,12 +1,15 @@
-"""The query language on a real SQLite catalog: every construct, the errors, injection, limits."""
+"""The query language on a real catalog, SQLite and PostgreSQL: every construct, the errors,
+injection, limits."""
 from __future__ import annotations
 
 import datetime as dt
+import os
 import random
 import time
 from pathlib import Path
 
 import pytest
+from conftest import PG_REQUIRED, pg_url
 from sqlalchemy import create_engine, func, insert, inspect, select
 from sqlalchemy.dialects import sqlite
 
@@ -83,10 +86,23 @@ def counts(conn) -> dict:
             for t in (tables.projects, tables.runs, tables.tags, tables.config, tables.scalars)}
 
 
-@pytest.fixture(scope="module")
-def engine(tmp_path_factory):
-    path = tmp_path_factory.mktemp("catalog") / "catalog.sqlite"
-    engine = create_engine(f"sqlite:///{path}")
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def engine(request, tmp_path_factory):
+    """The tables with the runs above: an SQLite file, or a schema of its own on the test
+    PostgreSQL (the tables as tables.py makes them there: text compared as on SQLite)."""
+    if request.param == "sqlite":
+        path = tmp_path_factory.mktemp("catalog") / "catalog.sqlite"
+        engine = create_engine(f"sqlite:///{path}")
+    else:
+        url = pg_url()
+        if url is None:
+            if os.environ.get(PG_REQUIRED):
+                pytest.fail("NUBOARD_TEST_PG_URL is not set: scripts/test starts a PostgreSQL")
+            pytest.skip("no PostgreSQL for the tests; scripts/test starts one")
+        schema = f"test_query_{os.getpid()}_{random.randrange(1 << 30)}"
+        with create_engine(url).begin() as conn:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
+        engine = create_engine(url, connect_args={"options": f"-csearch_path={schema}"})
     tables.metadata.create_all(engine)
     with engine.begin() as conn:
         conn.execute(insert(tables.projects), [{"id": 1, "name": "llm/pretrain", "path": "/x/llm"},

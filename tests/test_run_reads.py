@@ -21,6 +21,9 @@ from nuboard.catalog.run_doc import read_run_doc
 from nuboard.catalog.sql_console import ReadOnlyError, SqlError, run_statement
 from nuboard.catalog.sync import sync
 
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
+
 
 def write_run(root: Path, project: str = "llm", points: dict | None = None, **kw) -> str:
     """A finished run written by the API; points is {name: [(step, value), ...]}; its id."""
@@ -130,13 +133,14 @@ def test_delete_runs_and_mirror_views(three):
     assert [r["run_id"] for r in run_reads.find_runs(catalog, now=now)] == [ids["c"]]
     run_writes.mirror_views(catalog, [{"name": "best", "query": "tag:x", "columns": ["name"],
                                        "sort": "config:lr", "desc": True}])
-    columns, rows = run_statement(catalog.path, "SELECT name, query, columns, sort FROM views")
+    columns, rows = run_statement(catalog, "SELECT name, query, columns, sort FROM views")
     assert columns == ["name", "query", "columns", "sort"]
     assert rows == [("best", "tag:x", json.dumps(["name"]), "-config:lr")]
     run_writes.mirror_views(catalog, [])
-    assert run_statement(catalog.path, "SELECT count(*) FROM views")[1] == [(0,)]
+    assert run_statement(catalog, "SELECT count(*) FROM views")[1] == [(0,)]
 
 
+@pytest.mark.sqlite_only         # the PostgreSQL console: test_team_catalog.py
 def test_sql_console_reads_and_refuses_to_write(three):
     catalog, _ = three
     columns, rows = run_statement(catalog.path, "SELECT name FROM runs ORDER BY name")

@@ -19,6 +19,9 @@ from helpers_http import Viewer, visible_text
 import nuboard as nb
 from nuboard.artifacts import list_versions, unlink_version
 
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
+
 
 @pytest.fixture
 def world(root, tmp_path):

@@ -7,10 +7,14 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from helpers import QUIET, loss_run, start_child
 from helpers_http import AppViewer
 
 import nuboard as nb
+
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def _lost_run(root) -> str:

@@ -8,8 +8,12 @@ import subprocess
 import sys
 import time
 
+import pytest
 from helpers import child_env, loss_run
 from helpers_http import RemoteViewer, Viewer
+
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def test_first_request_after_idle_shows_runs_made_meanwhile(root):
@@ -53,6 +57,7 @@ def _total_soon(viewer, want: int) -> int:
         time.sleep(0.2)
 
 
+@pytest.mark.sqlite_only
 def test_catalog_truncated_or_removed_under_a_live_viewer_heals(root):
     for i in range(3):
         loss_run(root, "llm", name=f"r{i}")

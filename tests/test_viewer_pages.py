@@ -16,6 +16,9 @@ from helpers_http import Viewer, visible_text
 
 import nuboard as nb
 
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
+
 
 @pytest.fixture
 def sweep(root):
@@ -337,6 +340,7 @@ def test_rank_picker_serves_each_rank(root, monkeypatch):
         assert both["series"][1]["label"].endswith("r1")
 
 
+@pytest.mark.sqlite_only         # a dropped schema: test_team_catalog.py
 def test_catalog_deleted_under_a_live_viewer_is_rebuilt(root, sweep):
     with Viewer(root, sync_every=0.0) as v:
         before = v.get("/api/p/llm/runs").json()["total"]

@@ -5,11 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from helpers import QUIET, child_env
 from helpers_http import Viewer, visible_text
 
 import nuboard as nb
 from nuboard.artifacts.api import promote_run_path
+
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def test_versions_made_from_a_run_are_its_outputs(root):

@@ -18,6 +18,9 @@ from helpers_http import Viewer
 import nuboard as nb
 from nuboard.artifacts.api import unlink_version
 
+# Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
+pytestmark = pytest.mark.usefixtures("backend")
+
 XSS = "<script>alert('tl')</script><img src=x onerror=alert(1)>"
 
 

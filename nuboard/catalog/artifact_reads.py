@@ -54,7 +54,7 @@ def version_rows(catalog, *, unlinked: bool | None = None, name: str | None = No
         stmt = stmt.where(versions.c.unlinked == unlinked)
     if name is not None:
         stmt = stmt.where(artifacts.c.name == name)
-    stmt = stmt.order_by(versions.c.created.desc(), versions.c.version.desc())
+    stmt = stmt.order_by(versions.c.created.desc().nulls_last(), versions.c.version.desc())
     with catalog.reader.connect() as conn:
         return [dict(r._mapping) for r in conn.execute(stmt)]
 

@@ -1,4 +1,8 @@
-"""A project's catalog, opened: migrated under a lock, rebuilt when damaged, synced on demand."""
+"""A project's catalog, opened: migrated under a lock, rebuilt when damaged, synced on demand.
+
+Its own SQLite file by default; with a catalog URL (NUBOARD_CATALOG_URL, --catalog), the
+project's schema on a PostgreSQL server shared by a lab's hosts (server.py).
+"""
 from __future__ import annotations
 
 import os
@@ -8,10 +12,11 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from nuboard.files import layout
 
+from . import server
 from .engine import (
     CatalogError,
     catalog_path,
@@ -27,14 +32,18 @@ from .tables import projects
 
 
 class Catalog:
-    """The catalog of one project: `writer` takes BEGIN IMMEDIATE, `reader` plain BEGIN.
+    """The catalog of one project: `writer` takes BEGIN IMMEDIATE, `reader` plain BEGIN (on a
+    server: the schema's advisory lock, and a read-only snapshot).
 
     Attributes:
         root, project: the root folder and the project's name ('team/llm').
         project_dir: the project's folder.
         project_id: the project's row in `projects`.
-        path: the catalog file; `moved_because` says why it is not in the project folder
-            (None when it is there).
+        url: the catalog server's URL, or None for the project's SQLite file.
+        schema: the project's schema on the server (None for SQLite).
+        path: the catalog file (None on a server); `moved_because` says why it is not in the
+            project folder (None when it is there).
+        where: the file, or the schema and server, for messages.
         migrated_from: the revision this open upgraded the catalog from ('base' for a new
             file), or None when it was at head already.
         damaged_because: why a damaged catalog was set aside by the latest open or
@@ -42,12 +51,16 @@ class Catalog:
             fills it from the files.
     """
 
-    def __init__(self, root: "str | os.PathLike[str]", project: str):
+    def __init__(self, root: "str | os.PathLike[str]", project: str, url: str | None = None):
+        """url: the catalog server (postgresql+psycopg://...); None takes $NUBOARD_CATALOG_URL,
+        and without it the project's SQLite file."""
         self.root = Path(root)
         self.project = project
         self.project_dir = layout.project_dir(self.root, project)
-        self.path: Path
-        self.moved_because: str | None
+        self.url = server.catalog_url(url)
+        self.schema: str | None = None
+        self.path: Path | None = None
+        self.moved_because: str | None = None
         self.writer: Engine | None = None
         self.reader: Engine | None = None
         self.migrated_from: str | None = None
@@ -59,10 +72,23 @@ class Catalog:
         self._open()
 
     @property
+    def on_server(self) -> bool:
+        return self.url is not None
+
+    @property
+    def where(self) -> str:
+        if self.url is not None:
+            return f"schema {self.schema} on {server.shown_url(self.url)}"
+        return str(self.path)
+
+    @property
     def _lock_path(self) -> Path:
         return Path(f"{self.path}.lock")
 
     def _open(self) -> None:
+        if self.url is not None:
+            self._open_on_server()
+            return
         # again at each open: the folder that holds the catalog (.nuboard) may have been
         # removed since, and is made anew (or the catalog goes to the cache folder)
         self.path, self.moved_because = catalog_path(self.project_dir)
@@ -92,6 +118,22 @@ class Catalog:
         self.writer, self.project_id, self.migrated_from = writer, project_id, migrated
         self.reader = make_engine(self.path, begin="BEGIN")
 
+    def _open_on_server(self) -> None:
+        assert self.url is not None
+        base = server.server_engine(self.url)
+        if self.schema is None:
+            self.schema = server.schema_name(server.root_id(self.root), self.project)
+        writer, reader = server.schema_engines(base, self.schema)
+        comment = f"NuBoard catalog of the project {self.project!r} under {os.path.realpath(self.root)}"
+        try:
+            server.create_schema(writer, self.schema, comment)
+            migrated = migrate(writer)
+            project_id = self._project_row(writer)
+        except OperationalError as exc:
+            raise server.unreachable(exc, self.url) from None
+        self.writer, self.reader = writer, reader
+        self.project_id, self.migrated_from = project_id, migrated
+
     def _set_aside(self, reason: str) -> None:
         aside = set_aside(self.path)
         self.damaged_because = reason
@@ -105,21 +147,26 @@ class Catalog:
             row = conn.execute(select(projects.c.id, projects.c.path)
                                .where(projects.c.name == self.project)).first()
             if row is not None:
-                if row.path != path:                 # the folder was moved or copied
+                # the folder was moved or copied; on a server, where each host may mount the
+                # shared folder elsewhere, only when the path it has is not a folder here
+                if row.path != path and (self.url is None or not os.path.isdir(row.path)):
                     conn.execute(update(projects).where(projects.c.id == row.id).values(path=path))
                 return row.id
             result = conn.execute(projects.insert().values(name=self.project, path=path))
             return result.inserted_primary_key[0]
 
     def exists_on_disk(self) -> bool:
-        return self.path.exists()
+        return self.url is not None or (self.path is not None and self.path.exists())
 
     def reopen_if_gone(self) -> bool:
         """When the catalog file was deleted, replaced or truncated under us (its folder
         removed, too), open (so rebuild) a new one.
 
-        Costs one stat when nothing happened. Returns whether it reopened.
+        Costs one stat when nothing happened (nothing on a server: a dropped schema is found
+        by the sync, which makes it again). Returns whether it reopened.
         """
+        if self.url is not None:
+            return False
         if self._identity is not None and file_identity(self.path) == self._identity:
             return False
         self.close()
@@ -129,16 +176,30 @@ class Catalog:
     def rebuild(self, reason: str) -> None:
         """Set a catalog found damaged in use aside and open an empty one to sync into.
 
-        When another process already replaced it, the new file is kept and only reopened.
+        When another process already replaced it, the new file is kept and only reopened. On
+        a server (the schema or a table was dropped by hand) the schema is made again.
         """
+        if self.url is not None:
+            self.damaged_because = reason
+            self._open_on_server()
+            return
         self.close()
         with file_lock(self._lock_path):
             if self._identity is not None and file_identity(self.path) == self._identity:
                 self._set_aside(reason)
         self._open()
 
+    def changes(self) -> int:
+        """How many syncs, of any process or host, have changed this project's rows."""
+        with self.reader.connect() as conn:
+            return conn.execute(select(projects.c.changes)
+                                .where(projects.c.id == self.project_id)).scalar() or 0
+
     def close(self) -> None:
-        """Close every connection (the last one to close checkpoints the WAL)."""
+        """Close every connection (the last one to close checkpoints the WAL). On a server the
+        connections stay in the process's pool, shared with the other projects."""
+        if self.url is not None:
+            return
         for engine in (self.writer, self.reader):
             if engine is not None:
                 engine.dispose()
@@ -150,7 +211,7 @@ class Catalog:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<nuboard.Catalog {self.project!r} at {str(self.path)!r}>"
+        return f"<nuboard.Catalog {self.project!r} at {self.where!r}>"
 
 
 def _reason(exc: BaseException) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any, NamedTuple
 
-from sqlalchemy import case, func, literal, literal_column, or_, select
+from sqlalchemy import case, func, literal, or_, select
 
 from .query import compile_query
 from .tables import artifacts, config, lineage, runs, scalars, tags, versions
@@ -19,8 +19,6 @@ NAME_LIMIT = 2000                # config keys and scalar names offered to the c
 SORTABLE = {"name": runs.c.name, "status": runs.c.status, "id": runs.c.run_id,
             "start": runs.c.created, "duration": runs.c.duration_s,
             "group": runs.c.group_name, "host": runs.c.host}
-# Rows go in (catalog/sync.py) in the order a run logged its scalars and lists its config.
-_ROWID = literal_column("rowid")
 SUMMARY_KINDS = {"scalar": scalars.c.last, "min": scalars.c.min, "max": scalars.c.max}
 
 
@@ -67,9 +65,9 @@ def _sort_exprs(key: str) -> list:
 
 
 def _order(sort: str, desc: bool) -> list:
-    """ORDER BY for a sort key: its values, missing ones last (SQLite sorts NULL lowest, so
-    DESC alone puts them last), then the run id."""
-    order = [e.desc() if desc else e.asc().nulls_last() for e in _sort_exprs(sort)]
+    """ORDER BY for a sort key: its values, missing ones last (said outright: SQLite sorts NULL
+    lowest, PostgreSQL highest), then the run id."""
+    order = [(e.desc() if desc else e.asc()).nulls_last() for e in _sort_exprs(sort)]
     order.append(runs.c.run_id.desc() if desc else runs.c.run_id.asc())
     return order
 
@@ -231,7 +229,7 @@ def scalar_names_and_ranks(catalog, row_ids: list[int]) -> tuple[list[str], list
             for run, name, rank in conn.execute(
                     select(scalars.c.run, scalars.c.name, scalars.c.rank)
                     .where(scalars.c.run.in_(row_ids[i:i + ID_CHUNK]))
-                    .order_by(scalars.c.run, scalars.c.rank, _ROWID)):
+                    .order_by(scalars.c.run, scalars.c.rank, scalars.c.seq)):
                 found.setdefault(run, []).append((name, rank))
     leading = sorted(range(len(row_ids)), key=lambda i: (-len(found.get(row_ids[i], ())), i))
     pairs = [pair for i in leading for pair in found.get(row_ids[i], ())]
@@ -245,7 +243,7 @@ def config_rows(catalog, row_ids: list[int]) -> dict[int, dict[str, dict]]:
     with catalog.reader.connect() as conn:
         for i in range(0, len(row_ids), ID_CHUNK):
             for r in conn.execute(select(config).where(config.c.run.in_(row_ids[i:i + ID_CHUNK]))
-                                  .order_by(config.c.run, _ROWID)):
+                                  .order_by(config.c.run, config.c.seq)):
                 out[r.run][r.key] = {"type": r.type, "value_num": r.value_num,
                                      "value_text": r.value_text}
     return out
@@ -327,4 +325,4 @@ def run_scalar_rows(catalog, run_id: str, rank: int = 0) -> list[dict]:
             .join(runs, runs.c.id == scalars.c.run)
             .where(runs.c.project_id == catalog.project_id, runs.c.run_id == run_id,
                    scalars.c.rank == rank)
-            .order_by(literal_column("scalars.rowid")))]
+            .order_by(scalars.c.seq))]

@@ -1,11 +1,17 @@
-"""One read-only SQL statement over a catalog file, for `nuboard sql` (docs/cli.md).
+"""One read-only SQL statement over a catalog, for `nuboard sql` (docs/cli.md).
 
-The connection cannot write: the file is opened with mode=ro, query_only is set, and an
-authorizer denies every action but reading (and the pragmas that only read), and the functions
-that reach past SQL (fts3_tokenizer, load_extension).
+On SQLite the connection cannot write: the file is opened with mode=ro, query_only is set, and
+an authorizer denies every action but reading (and the pragmas that only read), and the
+functions that reach past SQL (fts3_tokenizer, load_extension).
+
+On PostgreSQL (team mode) the statement runs in a READ ONLY transaction with the project's
+schema as its search_path, prepared (so the server takes exactly one statement, never a COMMIT
+and a write after it), on a connection of its own that is closed afterwards (so nothing it set
+lasts), and it must be a statement that reads: SELECT, WITH, VALUES, TABLE, EXPLAIN or SHOW.
 """
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -96,7 +102,76 @@ def prepare_pragma_tables(con: sqlite3.Connection) -> None:
             pass
 
 
-def run_statement(path: Path, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+SERVER_READS = ("select", "with", "values", "table", "explain", "show")
+SERVER_TIMEOUT_MS = 60_000
+_FIRST_WORD = re.compile(r"\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*\(*\s*([A-Za-z]+)", re.S)
+
+
+def _shown(statement: str) -> str:
+    shown = " ".join(statement.split())
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def run_statement(where, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one read-only statement over a catalog: (column names, rows).
+
+    where: the catalog file (SQLite), or an open Catalog (on a server, its project's schema;
+        a Catalog of an SQLite file is read through its file).
+
+    Raises:
+        ReadOnlyError: the statement would write, attach or change a setting; nothing changed.
+        RefusedFunctionError: the statement calls fts3_tokenizer() or load_extension().
+        SqlError: the database refuses the statement for another reason.
+    """
+    if getattr(where, "on_server", False):
+        return _run_on_server(where, statement)
+    return _run_on_file(getattr(where, "path", None) or where, statement)
+
+
+def _run_on_server(catalog, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    from sqlalchemy.exc import DBAPIError
+    match = _FIRST_WORD.match(statement)
+    word = match.group(1).lower() if match else ""
+    if word not in SERVER_READS:
+        raise ReadOnlyError(
+            f"The catalog is read-only here: {_shown(statement)!r} is not a statement that reads, "
+            "so it did not run. 'nuboard sql' runs one SELECT (or WITH, VALUES, TABLE, EXPLAIN, "
+            "SHOW) statement.")
+    conn = catalog.reader.connect()
+    try:
+        raw = conn.connection.driver_connection
+        cur = raw.cursor()
+        try:
+            # the reader's transaction (READ ONLY, search_path) begins with this statement
+            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {SERVER_TIMEOUT_MS}")
+            cur.execute(statement, prepare=True)
+            rows = [tuple(r) for r in cur.fetchall()] if cur.description else []
+        except DBAPIError as exc:
+            raise _server_error(statement, exc.orig) from None
+        except Exception as exc:
+            if getattr(exc, "sqlstate", None) is None:
+                raise
+            raise _server_error(statement, exc) from None
+        columns = [d.name for d in cur.description or ()]
+        return columns, rows
+    finally:
+        conn.invalidate()            # a connection of its own: nothing the statement set lasts
+        conn.close()
+
+
+def _server_error(statement: str, exc) -> Exception:
+    state = getattr(exc, "sqlstate", None) or ""
+    text = " ".join(str(exc).split()).rstrip(".")
+    if state == "25006":            # read_only_sql_transaction
+        return ReadOnlyError(
+            f"The catalog is read-only here: {_shown(statement)!r} would change it ({text}), so "
+            "nothing was changed. 'nuboard sql' runs one SELECT statement.")
+    if state == "42601" and "multiple commands" in text:
+        return SqlError(f"SQL {_shown(statement)!r} holds several statements; 'nuboard sql' runs one.")
+    return SqlError(f"SQL {_shown(statement)!r} failed: {text}.")
+
+
+def _run_on_file(path: Path, statement: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run one read-only statement over the catalog file: (column names, rows).
 
     Raises:
@@ -110,8 +185,7 @@ def run_statement(path: Path, statement: str) -> tuple[list[str], list[tuple[Any
             cur = con.execute(statement)
             rows = cur.fetchall()
         except (sqlite3.DatabaseError, sqlite3.ProgrammingError, sqlite3.Warning) as exc:
-            shown = " ".join(statement.split())
-            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            shown = _shown(statement)
             refused = [d for d in denied if d in REFUSED_FUNCTIONS]
             if refused:
                 name = refused[0]

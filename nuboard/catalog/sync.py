@@ -9,16 +9,20 @@ JSON, comes from a newer format or holds fields of the wrong types (run_doc.chec
 reported and skipped, never fatal; while its folder, run.json and logs stay as they were, a
 later sync through the same Catalog reports it again without reading it again.
 
-Rows are written in batches, each in one BEGIN IMMEDIATE transaction that first removes
-whatever rows the runs have (another indexer may have written them meanwhile), so any number
-of processes can sync at once and the catalog never holds a run twice.
+Rows are written in batches, each in one BEGIN IMMEDIATE transaction (on a server: holding the
+project's advisory lock) that first removes whatever rows the runs have (another indexer may
+have written them meanwhile), so any number of processes can sync at once and the catalog never
+holds a run twice. On a server, a write that loses a race anyway (a serialization failure, a
+deadlock, a row made meanwhile) is redone from the files, a few times, before anyone hears of it.
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+import random
 import sqlite3
+import time
 from array import array
 from pathlib import Path
 from typing import Callable, NamedTuple
@@ -31,9 +35,11 @@ from nuboard.files import layout
 from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps, read_json
 from nuboard.files.status import heartbeat_mtime, hostname, read_heartbeat, run_lost_after
 
+from . import server
 from .engine import is_corruption
 from .project_catalog import Catalog
 from .run_doc import cap_run_doc, check_run_doc
+from .statements import driver_insert, insert_or_ignore, note_change
 from .sync_artifacts import delete_run_links, run_links, sync_versions
 from .tables import config, lineage, runs, scalars, tags
 
@@ -44,6 +50,7 @@ MAX_RUN_JSON = 64 << 20          # a run.json larger than this is skipped
 PARQUET_FROM = 4 << 20           # a rank's logs this large are summarized from data.parquet
 ARROW_FROM = 4096                # min/max over this many points are taken by pyarrow
 _IN_CHUNK = 900                  # names per IN (...) list, under SQLite's variable limit
+RETRIES = 8                      # a server sync redone after a lost race, at most
 
 
 class SyncReport:
@@ -338,6 +345,8 @@ def sync(catalog: Catalog, *, full: bool = False,
         progress: called with (done, total) as runs are looked at.
     """
     catalog.reopen_if_gone()
+    if catalog.on_server:
+        return _sync_on_server(catalog, full, progress)
     try:
         return _sync(catalog, full, progress)
     except (DatabaseError, sqlite3.DatabaseError) as exc:
@@ -348,6 +357,27 @@ def sync(catalog: Catalog, *, full: bool = False,
     report = _sync(catalog, True, progress)
     report.rebuilt_because = reason
     return report
+
+
+def _sync_on_server(catalog: Catalog, full: bool, progress) -> SyncReport:
+    """The sync on a server: redone when it loses a race with another host's (the files are the
+    truth, so the redo writes the same rows), and the schema made again when it was dropped."""
+    rebuilt = None
+    for attempt in range(RETRIES + 1):
+        try:
+            report = _sync(catalog, full or rebuilt is not None, progress)
+            report.rebuilt_because = rebuilt
+            return report
+        except DatabaseError as exc:
+            state = server.sqlstate(exc)
+            if state in server.GONE_STATES and rebuilt is None:
+                rebuilt = f"its schema or a table was gone ({state})"
+                catalog.rebuild(rebuilt)
+                continue
+            if state not in server.RETRY_STATES or attempt == RETRIES:
+                raise
+        time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 class _Known(NamedTuple):
@@ -438,6 +468,8 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
     gone = [n for n in known if n not in seen] + drop
     if gone or beats:
         with catalog.writer.begin() as conn:
+            if gone:
+                note_change(conn, catalog.project_id)
             _delete_runs(conn, catalog.project_id, gone)
             delete_run_links(conn, catalog.project, gone)
             if beats:
@@ -448,7 +480,8 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
     versions = sync_versions(catalog, full)
     report.versions = versions.counts()
     report.skipped_versions.extend(versions.skipped)          # damaged versions, with the reason
-    bound_wal(catalog)
+    if not catalog.on_server:
+        bound_wal(catalog)
     return report
 
 
@@ -507,17 +540,10 @@ def _delete_runs(conn, project_id: int, names: list[str]) -> None:
                                         runs.c.run_id.in_(names[i:i + _IN_CHUNK])))
 
 
-def _insert_sql(table) -> str:
-    names = [c.name for c in table.columns]
-    return (f"INSERT INTO {table.name} ({', '.join(chr(34) + n + chr(34) for n in names)}) "
-            f"VALUES ({', '.join('?' * len(names))})")
-
-
 _RUN_COLUMNS = [c.name for c in runs.columns]
 _TAG_COLUMNS = [c.name for c in tags.columns]
 _CONFIG_COLUMNS = [c.name for c in config.columns]
 _SCALAR_COLUMNS = [c.name for c in scalars.columns]
-_INSERT = {t.name: _insert_sql(t) for t in (runs, tags, config, scalars)}
 
 
 def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
@@ -529,6 +555,7 @@ def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
     if not pending:
         return
     with catalog.writer.begin() as conn:
+        note_change(conn, catalog.project_id)
         _delete_runs(conn, catalog.project_id, [p.run_id for p in pending])
         delete_run_links(conn, catalog.project, [p.run_id for p in pending])
         next_id = (conn.execute(select(func.max(runs.c.id))).scalar() or 0) + 1
@@ -539,17 +566,17 @@ def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
             for t in p.tags:
                 tag = {"run": pk, "tag": t}
                 tag_rows.append(tuple(tag.get(k) for k in _TAG_COLUMNS))
-            for c in p.config:
-                c["run"] = pk
+            for seq, c in enumerate(p.config):
+                c["run"], c["seq"] = pk, seq
                 config_rows.append(tuple(c.get(k) for k in _CONFIG_COLUMNS))
-            for s in p.scalars:
-                s["run"] = pk
+            for seq, s in enumerate(p.scalars):
+                s["run"], s["seq"] = pk, seq
                 scalar_rows.append(tuple(s.get(k) for k in _SCALAR_COLUMNS))
         for table, rows in ((runs, run_rows), (tags, tag_rows), (config, config_rows),
                             (scalars, scalar_rows)):
             if rows:
-                conn.exec_driver_sql(_INSERT[table.name], rows)
+                conn.exec_driver_sql(driver_insert(conn, table), rows)
         links = [dict(link, run_project=catalog.project, run_id=p.run_id)
                  for p in pending for link in p.links]
         if links:
-            conn.execute(lineage.insert().prefix_with("OR IGNORE"), links)
+            conn.execute(insert_or_ignore(conn, lineage), links)

@@ -27,6 +27,7 @@ from nuboard.artifacts.version_folders import ARTIFACTS, UNLINKED
 from nuboard.files import layout
 from nuboard.recording.run_links import read_uses
 
+from .statements import insert_or_ignore, note_change
 from .tables import artifacts, lineage, versions
 
 _CHUNK = 400
@@ -184,7 +185,10 @@ def sync_versions(catalog, full: bool = False) -> VersionReport:
             skipped.append((_shown(found[key][1], name, f"v{number}"), why))
     with catalog.writer.begin() as conn:
         ids = _artifact_ids(conn, catalog.project_id)
-        drop = gone + [k for k in changed if k in known]
+        note_change(conn, catalog.project_id)
+        # every changed version, known or not: another process may have indexed it since
+        # `known` was read, and deleting a row that is not there costs nothing
+        drop = gone + changed
         _delete_versions(conn, catalog, ids, drop)
         for (name, number), doc in sorted(docs.items()):
             kind = _s(doc.get("type"))
@@ -196,7 +200,7 @@ def sync_versions(catalog, full: bool = False) -> VersionReport:
                 _version_row(doc, ids[name], number, unlinked, path, sig)))
             producer = doc.get("producer")
             if isinstance(producer, dict) and _s(producer.get("project")) and _s(producer.get("run_id")):
-                conn.execute(lineage.insert().prefix_with("OR IGNORE").values(
+                conn.execute(insert_or_ignore(conn, lineage).values(
                     kind="produced", run_project=producer["project"], run_id=producer["run_id"],
                     artifact_project=catalog.project, artifact_name=name, version=number,
                     origin="manifest"))
@@ -207,7 +211,7 @@ def sync_versions(catalog, full: bool = False) -> VersionReport:
             rows = [{"kind": "used", "run_project": p, "run_id": r, "artifact_project": catalog.project,
                      "artifact_name": n, "version": v, "origin": "use"} for n, v, p, r in sorted(uses)]
             if rows:
-                conn.execute(lineage.insert().prefix_with("OR IGNORE"), rows)
+                conn.execute(insert_or_ignore(conn, lineage), rows)
     added = sum(1 for k in docs if k not in known)
     return VersionReport(added, len(docs) - added, len(gone), int(uses != old_uses), tuple(skipped))
 

@@ -1,11 +1,13 @@
 """The catalog's tables: a documented, stable schema (docs/catalog.md) that power users query.
 
 Every row is derived from the files under the project folder; `nuboard reindex` rebuilds
-the same rows from nothing.
+the same rows from nothing. On PostgreSQL (team mode) migration 0005 widens the integers that
+may pass 2**31 to BIGINT and gives text columns COLLATE "C", so both backends compare alike.
 """
 from __future__ import annotations
 
 from sqlalchemy import (
+                        BigInteger,
                         Boolean,
                         Column,
                         Float,
@@ -20,39 +22,45 @@ from sqlalchemy import (
 )
 
 metadata = MetaData()
+# What migration 0005 makes of them on PostgreSQL (SQLite's INTEGER is 64-bit already, and it
+# compares text by code point): 64-bit integers, and text that sorts as SQLite's does.
+Wide = Integer().with_variant(BigInteger(), "postgresql")
+Str = String().with_variant(String(collation="C"), "postgresql")
+Txt = Text().with_variant(Text(collation="C"), "postgresql")
 
 projects = Table(
     "projects", metadata,
     Column("id", Integer, primary_key=True),
-    Column("name", String, nullable=False, unique=True),     # "team/llm"
-    Column("path", Text, nullable=False),                    # the project folder, absolute
+    Column("name", Str, nullable=False, unique=True),        # "team/llm"
+    Column("path", Txt, nullable=False),                     # the project folder, absolute
+    Column("changes", Integer, nullable=False, server_default="0"),  # syncs that changed rows
 )
 
 runs = Table(
     "runs", metadata,
     Column("id", Integer, primary_key=True),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("run_id", String, nullable=False),                # the folder name
-    Column("name", String, nullable=False),
-    Column("group_name", String),
-    Column("notes", Text),
-    Column("status", String, nullable=False),                # as run.json says; 'lost' is computed
+    Column("run_id", Str, nullable=False),                   # the folder name
+    Column("name", Str, nullable=False),
+    Column("group_name", Str),
+    Column("notes", Txt),
+    Column("status", Str, nullable=False),                   # as run.json says; 'lost' is computed
     Column("heartbeat_mtime", Float),                        # the heartbeat file's mtime (epoch s)
     Column("lost_after", Float),                             # seconds of a still heartbeat: lost
-    Column("host", String),
-    Column("python", String),
-    Column("platform", String),
-    Column("created", String, nullable=False),               # ISO 8601, UTC
-    Column("ended", String),
+    Column("host", Str),
+    Column("python", Str),
+    Column("platform", Str),
+    Column("created", Str, nullable=False),                  # ISO 8601, UTC
+    Column("ended", Str),
     Column("duration_s", Float),
-    Column("world_size", Integer),
-    Column("parent_run_id", String),
-    Column("parent_step", Integer),
-    Column("git_commit", String),
-    Column("cut", Text),                                     # what run.json held past the API's limits
+    Column("world_size", Wide),
+    Column("parent_run_id", Str),
+    Column("parent_step", Wide),
+    Column("git_commit", Str),
+    Column("cut", Txt),                                      # what run.json held past the API's limits
     # what the sync saw, to tell a changed run from an unchanged one cheaply
-    Column("folder_mtime_ns", Integer, nullable=False),
-    Column("signature", String, nullable=False),
+    Column("folder_mtime_ns", Wide, nullable=False),
+    Column("signature", Str, nullable=False),
     UniqueConstraint("project_id", "run_id", name="uq_runs_project_run"),
 )
 Index("ix_runs_created", runs.c.created)
@@ -62,31 +70,34 @@ Index("ix_runs_group", runs.c.group_name)
 tags = Table(
     "tags", metadata,
     Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("tag", String, primary_key=True),
+    Column("tag", Str, primary_key=True),
 )
 Index("ix_tags_tag", tags.c.tag)
 
 config = Table(
     "config", metadata,
     Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
-    Column("key", String, primary_key=True),                 # flattened with '.': model.width
-    Column("type", String, nullable=False),                  # int, float, bool, str, null, list
+    Column("key", Str, primary_key=True),                    # flattened with '.': model.width
+    Column("type", Str, nullable=False),                     # int, float, bool, str, null, list
     Column("value_num", Float),                              # ints, floats and bools
-    Column("value_text", Text),                              # a str itself; other values as JSON
+    Column("value_text", Txt),                               # a str itself; other values as JSON
+    Column("seq", Integer),                                  # the order of the keys in run.json
 )
 Index("ix_config_key_num", config.c.key, config.c.value_num)
-Index("ix_config_key_text", config.c.key, config.c.value_text)
+# Not on PostgreSQL: a b-tree entry holds at most about 2.7 kB, and a config value may be longer.
+Index("ix_config_key_text", config.c.key, config.c.value_text).ddl_if(dialect="sqlite")
 
 scalars = Table(
     "scalars", metadata,
     Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
     Column("rank", Integer, primary_key=True),
-    Column("name", String, primary_key=True),
+    Column("name", Str, primary_key=True),
     Column("last", Float),
     Column("min", Float),
     Column("max", Float),
-    Column("count", Integer, nullable=False),
-    Column("last_step", Integer),
+    Column("count", Wide, nullable=False),
+    Column("last_step", Wide),
+    Column("seq", Integer),                                  # the order the scalars were logged in
 )
 Index("ix_scalars_name_last", scalars.c.name, scalars.c.last)
 
@@ -94,8 +105,8 @@ artifacts = Table(
     "artifacts", metadata,
     Column("id", Integer, primary_key=True),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String, nullable=False),
-    Column("type", String),
+    Column("name", Str, nullable=False),
+    Column("type", Str),
     UniqueConstraint("project_id", "name", name="uq_artifacts_project_name"),
 )
 
@@ -104,36 +115,36 @@ versions = Table(
     Column("id", Integer, primary_key=True),
     Column("artifact", Integer, ForeignKey("artifacts.id", ondelete="CASCADE"), nullable=False),
     Column("version", Integer, nullable=False),
-    Column("type", String),
-    Column("digest", String),                                # sha256 of the file list (see sync)
-    Column("size", Integer),
-    Column("files", Integer),
-    Column("storage", String),                               # copy or reference
-    Column("base", String),                                  # version, project or filesystem
-    Column("location", Text),                                # as the manifest stores it
-    Column("description", Text),
-    Column("metadata", Text),                                # JSON object
-    Column("producer_project", String),
-    Column("producer_run", String),
-    Column("created", String),
-    Column("created_by", String),
+    Column("type", Str),
+    Column("digest", Str),                                   # sha256 of the file list (see sync)
+    Column("size", Wide),
+    Column("files", Wide),
+    Column("storage", Str),                                  # copy or reference
+    Column("base", Str),                                     # version, project or filesystem
+    Column("location", Txt),                                 # as the manifest stores it
+    Column("description", Txt),
+    Column("metadata", Txt),                                 # JSON object
+    Column("producer_project", Str),
+    Column("producer_run", Str),
+    Column("created", Str),
+    Column("created_by", Str),
     Column("unlinked", Boolean, nullable=False, default=False),
-    Column("cut", Text),                                     # what the manifest held past the API's limits
-    Column("folder_mtime_ns", Integer, nullable=False),
-    Column("signature", String, nullable=False),
+    Column("cut", Txt),                                      # what the manifest held past the API's limits
+    Column("folder_mtime_ns", Wide, nullable=False),
+    Column("signature", Str, nullable=False),
     UniqueConstraint("artifact", "version", name="uq_versions_artifact_version"),
 )
 
 lineage = Table(
     "lineage", metadata,
     Column("id", Integer, primary_key=True),
-    Column("kind", String, nullable=False),                  # produced (version by run) or used
-    Column("run_project", String, nullable=False),
-    Column("run_id", String, nullable=False),
-    Column("artifact_project", String, nullable=False),      # lineage crosses projects
-    Column("artifact_name", String, nullable=False),
+    Column("kind", Str, nullable=False),                     # produced (version by run) or used
+    Column("run_project", Str, nullable=False),
+    Column("run_id", Str, nullable=False),
+    Column("artifact_project", Str, nullable=False),         # lineage crosses projects
+    Column("artifact_name", Str, nullable=False),
     Column("version", Integer, nullable=False),
-    Column("origin", String, nullable=False),                # run (run.json), manifest, or use (note)
+    Column("origin", Str, nullable=False),                   # run (run.json), manifest, or use (note)
     UniqueConstraint("kind", "run_project", "run_id", "artifact_project", "artifact_name", "version",
                      "origin", name="uq_lineage_edge"),
 )
@@ -144,9 +155,9 @@ views = Table(
     "views", metadata,
     Column("id", Integer, primary_key=True),
     Column("project_id", Integer, ForeignKey("projects.id", ondelete="CASCADE"), nullable=False),
-    Column("name", String, nullable=False),
-    Column("query", Text, nullable=False),
-    Column("columns", Text),                                 # JSON list
-    Column("sort", Text),
+    Column("name", Str, nullable=False),
+    Column("query", Txt, nullable=False),
+    Column("columns", Txt),                                  # JSON list
+    Column("sort", Txt),
     UniqueConstraint("project_id", "name", name="uq_views_project_name"),
 )

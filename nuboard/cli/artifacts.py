@@ -20,7 +20,7 @@ from nuboard.artifacts.manifest import shown_fields
 from nuboard.errors import InvalidArgumentError, NuBoardError
 
 from . import formats
-from .options import debug_option, dir_option, stdin_is_terminal, stdout_is_terminal
+from .options import catalog_option, debug_option, dir_option, stdin_is_terminal, stdout_is_terminal
 from .projects import check_project_exists, check_root, find_projects, open_catalog
 
 
@@ -157,6 +157,7 @@ def index_versions(root: Path, project: str) -> None:
 @click.option("--dry-run", is_flag=True, help="Check everything, write nothing.")
 @click.option("--no-input", is_flag=True, help="Never ask: a missing value is an error.")
 @dir_option
+@catalog_option
 @debug_option
 def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, dry_run, no_input,
         root: Path) -> None:
@@ -287,6 +288,7 @@ def _ls_cells(r: dict) -> list[str]:
 @click.option("--unlinked", is_flag=True, help="List the unlinked versions instead, marked (unlinked).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 @dir_option
+@catalog_option
 @debug_option
 def ls(project: str | None, unlinked: bool, as_json: bool, root: Path) -> None:
     """List artifact versions, newest first: type, copy or reference, files, size, producer.
@@ -389,6 +391,7 @@ def used_by(root: Path, project: str, name: str, number: int) -> list[str]:
 @click.option("--verify", is_flag=True,
               help="Also re-hash every file that has a SHA-256 (reads all the data once).")
 @dir_option
+@catalog_option
 @debug_option
 def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
     """Print one version: who added it, where its files are, who used it, and a check that
@@ -452,6 +455,7 @@ def _unlinked_version(root: Path, project: str, name: str, number: int | None):
 @click.argument("spec", metavar="PROJECT/NAME:vN | PROJECT/NAME --all")
 @click.option("--all", "every", is_flag=True, help="Unlink every version of the artifact.")
 @dir_option
+@catalog_option
 @debug_option
 def unlink(spec: str, every: bool, root: Path) -> None:
     """Move a version's folder to artifacts/.unlinked/ in its project: it leaves the lists and
@@ -483,6 +487,7 @@ def unlink(spec: str, every: bool, root: Path) -> None:
 @artifact.command("restore", short_help="Bring an unlinked version back.")
 @click.argument("spec", metavar="PROJECT/NAME:vN")
 @dir_option
+@catalog_option
 @debug_option
 def restore(spec: str, root: Path) -> None:
     """Move an unlinked version back where it was, under the same number.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .options import debug_option, dir_option
+from .options import catalog_option, debug_option, dir_option
 from .projects import check_project_exists
 
 
@@ -24,6 +24,7 @@ from .projects import check_project_exists
               type=click.Path(dir_okay=False, writable=True, path_type=Path),
               help="The file to write: FILE.parquet or FILE.csv (replaced when it exists).")
 @dir_option
+@catalog_option
 @debug_option
 def export(project: str, query: str | None, as_runs: bool, as_history: bool, keys: tuple[str, ...], rank: int,
            output: Path, root: Path) -> None:

@@ -1,6 +1,8 @@
-"""Options every command takes: --dir, --debug, and how a command tells a terminal from a pipe."""
+"""Options every command takes: --dir, --debug, --catalog, and how a command tells a terminal
+from a pipe."""
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -19,6 +21,32 @@ def dir_option(command):
     return click.option(
         "--dir", "root", metavar="DIR", default=None, callback=lambda _c, _p, v: resolve_root(v),
         help="The experiments folder [default: $NUBOARD_DIR, else ./experiments].")(command)
+
+
+CATALOG_ENV = "NUBOARD_CATALOG_URL"
+
+
+def _set_catalog(_ctx: click.Context, _param, value: str | None) -> str | None:
+    """--catalog URL stands for $NUBOARD_CATALOG_URL in this process and what it starts, so every
+    catalog the command opens (and a viewer's) is on that server; an empty URL means SQLite."""
+    if value is None:
+        return None
+    if not value.strip():
+        os.environ.pop(CATALOG_ENV, None)
+        return None
+    from nuboard.catalog.server import check_url
+    check_url(value)                        # a bad URL or a missing driver: one line, now
+    os.environ[CATALOG_ENV] = value
+    return value
+
+
+def catalog_option(command):
+    """--catalog URL: the shared catalog on PostgreSQL (default $NUBOARD_CATALOG_URL; docs/team.md)."""
+    return click.option(
+        "--catalog", metavar="URL", default=None, expose_value=False, callback=_set_catalog,
+        help="Index into this PostgreSQL database, shared by a lab's hosts "
+             "(postgresql+psycopg://user@host/db) [default: $NUBOARD_CATALOG_URL, else each "
+             "project's SQLite file].")(command)
 
 
 def debug_option(command):

@@ -16,6 +16,7 @@ from nuboard.files.records import run_record
 
 from . import formats
 from .options import (
+    catalog_option,
     check_one_format,
     debug_option,
     dir_option,
@@ -78,6 +79,7 @@ def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: 
 @click.option("--limit", "-n", type=click.IntRange(min=1), metavar="N",
               help="Show at most N runs (the newest).")
 @dir_option
+@catalog_option
 @debug_option
 def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limit: int | None,
        root: Path) -> None:
@@ -294,6 +296,7 @@ def _delete_tree(path: Path) -> str | None:
               help="Remove even a run an artifact version references, or one still running.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask; needed when stdin is not a terminal.")
 @dir_option
+@catalog_option
 @debug_option
 def rm(run_ids: tuple[str, ...], project: str | None, force: bool, yes: bool, root: Path) -> None:
     """Remove runs: their folders and their catalog rows.
@@ -346,6 +349,7 @@ def summary_line(project: str, report) -> str:
 @click.command("reindex", short_help="Rebuild the catalog from the files.")
 @click.argument("project", required=False)
 @dir_option
+@catalog_option
 @debug_option
 def reindex(project: str | None, root: Path) -> None:
     """Rebuild the catalog from the files: every run indexed again from nothing.

@@ -8,7 +8,7 @@ import click
 from nuboard.catalog.sql_console import ReadOnlyError, SqlError, run_statement
 
 from . import formats
-from .options import check_one_format, debug_option, dir_option, format_options, stdout_is_terminal
+from .options import catalog_option, check_one_format, debug_option, dir_option, format_options, stdout_is_terminal
 from .projects import open_catalog, pick_project
 
 __all__ = ["sql", "run_statement", "unique_names", "ReadOnlyError", "SqlError"]
@@ -30,6 +30,7 @@ def unique_names(columns: list[str]) -> list[str]:
               help="The project whose catalog to query [default: the only project].")
 @format_options
 @dir_option
+@catalog_option
 @debug_option
 def sql(statement: str, project: str | None, as_json: bool, as_csv: bool, root: Path) -> None:
     """Run one read-only SQL statement over a project's catalog and print the rows.
@@ -48,8 +49,7 @@ def sql(statement: str, project: str | None, as_json: bool, as_csv: bool, root: 
     from nuboard.catalog.sync import sync
     with open_catalog(root, name) as catalog:
         sync(catalog)
-        path = catalog.path
-    columns, rows = run_statement(path, statement)
+        columns, rows = run_statement(catalog, statement)
     if as_json:
         keys = unique_names(columns)
         click.echo(formats.as_json(dict(zip(keys, row)) for row in rows))

@@ -7,7 +7,7 @@ import click
 
 from nuboard.files.layout import resolve_root
 
-from .options import debug_option
+from .options import catalog_option, debug_option
 from .projects import check_root
 
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?", re.IGNORECASE)
@@ -43,6 +43,7 @@ def check_host_name(value: str) -> str:
               help="Show and accept the forms that add and unlink artifact versions.")
 @click.option("--read-only", is_flag=True,
               help="Refuse every edit, notes and saved views included.")
+@catalog_option
 @debug_option
 def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[str, ...],
        edit_artifacts: bool, read_only: bool) -> None:
@@ -57,11 +58,17 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
       nuboard demo && nuboard up
       nuboard up /data/experiments --port 7000
       nuboard up /data/experiments --host 0.0.0.0 --read-only --allowed-host nuboard.lab.example
+      nuboard up /lab/experiments --host 0.0.0.0 --read-only \\
+          --catalog postgresql+psycopg://nuboard@db.lab.example/nuboard
     """
     from nuboard.web.app import create_app
     from nuboard.web.server import DEFAULT_PORT, serve
     root = resolve_root(directory)
     check_root(root)
+    from nuboard.catalog.server import catalog_url, shown_url
+    url = catalog_url()
+    if url is not None:
+        click.echo(f"Catalog: {shown_url(url)} (a schema per project of {str(root)!r})", err=True)
     app = create_app(root, host=host, allowed_hosts=allowed_hosts, edit_artifacts=edit_artifacts,
                      read_only=read_only)
     serve(app, root, host, DEFAULT_PORT if port is None else port,

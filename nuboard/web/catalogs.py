@@ -25,6 +25,7 @@ class _Entry:
         self.lock = threading.Lock()
         self.synced_at = 0.0
         self.generation = 0
+        self.changes = -1                              # projects.changes at the last sync
         self.running = False
         self.done = threading.Event()
         self.done.set()
@@ -122,9 +123,12 @@ class Catalogs:
             try:
                 report = sync(entry.catalog)
                 entry.skipped = list(report.skipped)
-                if report.added or report.updated or report.removed or any(
-                        report.versions.values()) or report.rebuilt_because:
+                # projects.changes also counts the syncs of other processes and hosts (a
+                # shared catalog): this one may find nothing to do after another did it
+                changes = entry.catalog.changes()
+                if changes != entry.changes or report.rebuilt_because:
                     entry.generation += 1
+                    entry.changes = changes
                 entry.synced_at = time.monotonic()
             finally:
                 entry.running = False

@@ -1,0 +1,228 @@
+"""The catalog on a PostgreSQL server (team mode, docs/team.md): one schema per project.
+
+With NUBOARD_CATALOG_URL (or --catalog URL) every project under the root is indexed into that
+database instead of its SQLite file. Each project gets its own schema, named from the root's id
+(`<root>/.nuboard/root.json`, written once, so every host agrees whatever path it mounts the
+folder at) and the project's name: `nb_<root id>_<project>_<hash>`. Inside it are the very
+tables, rows and migrations of the SQLite catalog, so every query reads the same on both.
+
+Writes to a project's schema are serialised by a transaction-level advisory lock taken at
+BEGIN (as BEGIN IMMEDIATE serialises them on SQLite), reads run in a read-only REPEATABLE READ
+transaction (a snapshot, as an SQLite read transaction is). One engine per URL and process is
+shared by every project, so a viewer over a hundred projects holds a few connections, not
+hundreds.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import threading
+import uuid
+from pathlib import Path
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, Engine, make_url
+from sqlalchemy.exc import ArgumentError
+
+from nuboard.files.jsonfile import read_json, write_json_atomic
+
+from .engine import CatalogError
+
+ENV = "NUBOARD_CATALOG_URL"
+ROOT_FILE = Path(".nuboard") / "root.json"
+INSTALL = "pip install 'nuboard[postgres]'"
+POOL_SIZE = 4
+MAX_OVERFLOW = 28
+CONNECT_TIMEOUT_S = 10
+# SQLSTATEs of a write that lost a race with another host, to be redone: serialization failure,
+# deadlock, unique violation, lock not available, and the schema being created meanwhile.
+RETRY_STATES = frozenset({"40001", "40P01", "23505", "55P03", "42P06", "42P07"})
+# The schema or a table is gone (dropped by hand): the catalog is made again and filled.
+GONE_STATES = frozenset({"3F000", "42P01"})
+_SLUG = re.compile(r"[^a-z0-9]+")
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def catalog_url(url: str | None = None) -> str | None:
+    """The catalog server's URL: `url` when given, else $NUBOARD_CATALOG_URL; None for SQLite."""
+    if url is None:
+        url = os.environ.get(ENV)
+    return url.strip() or None if url else None
+
+
+def shown_url(url: str | URL) -> str:
+    """The URL with its password hidden, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<not a URL>"
+
+
+def check_url(url: str) -> URL:
+    """The URL parsed and checked: PostgreSQL through psycopg 3, whose driver is installed.
+
+    Raises:
+        CatalogError: not a URL, another database, another driver, or psycopg missing.
+    """
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise CatalogError(
+            f"The catalog URL {url!r} is not a database URL; write it as "
+            "postgresql+psycopg://user@host/database (NUBOARD_CATALOG_URL or --catalog).") from None
+    if parsed.get_backend_name() != "postgresql":
+        raise CatalogError(
+            f"The catalog URL {shown_url(parsed)!r} names {parsed.get_backend_name()!r}; a shared "
+            "catalog is on PostgreSQL: postgresql+psycopg://user@host/database. Without a URL "
+            "each project keeps its own SQLite catalog.")
+    if parsed.drivername not in ("postgresql", "postgresql+psycopg"):
+        raise CatalogError(
+            f"The catalog URL {shown_url(parsed)!r} names the driver {parsed.get_driver_name()!r}; "
+            "NuBoard talks to PostgreSQL through psycopg 3: postgresql+psycopg://...")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise CatalogError(
+            f"The catalog URL {shown_url(parsed)!r} needs the PostgreSQL driver psycopg, which is "
+            f"not installed: {INSTALL}") from None
+    return parsed.set(drivername="postgresql+psycopg")
+
+
+def server_engine(url: str) -> Engine:
+    """The process's engine for this URL (made once, shared by every project and thread)."""
+    with _engines_lock:
+        engine = _engines.get(url)
+        if engine is None:
+            parsed = check_url(url)
+            engine = create_engine(
+                parsed, pool_size=POOL_SIZE, max_overflow=MAX_OVERFLOW, pool_pre_ping=True,
+                connect_args={"connect_timeout": CONNECT_TIMEOUT_S,
+                              "application_name": "nuboard"})
+            event.listen(engine, "connect", _on_connect)
+            _engines[url] = engine
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every server connection of this process (tests, and after a fork)."""
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+def _on_connect(dbapi_connection, _record) -> None:
+    """Strings go to the server with NUL replaced by U+FFFD: PostgreSQL's text cannot hold
+    U+0000, which a string in a run.json can; SQLite keeps it."""
+    dbapi_connection.adapters.register_dumper(str, _nul_free_dumper())
+
+
+@functools.lru_cache(maxsize=None)
+def _nul_free_dumper():
+    from psycopg.adapt import Dumper
+
+    class NulFreeStr(Dumper):
+        """str as text of unknown type (as psycopg sends str), NUL replaced."""
+
+        def dump(self, obj: str) -> bytes:
+            if "\x00" in obj:
+                obj = obj.replace("\x00", "\ufffd")
+            return obj.encode("utf-8")
+
+    return NulFreeStr
+
+
+def root_id(root: Path) -> str:
+    """The root's id, from `<root>/.nuboard/root.json` (written the first time, atomically).
+
+    Raises:
+        CatalogError: there is none and the root cannot be written.
+    """
+    path = Path(root) / ROOT_FILE
+    for _ in range(3):
+        try:
+            doc = read_json(path)
+            if isinstance(doc, dict) and isinstance(doc.get("id"), str) and \
+                    re.fullmatch(r"[0-9a-f]{8,32}", doc["id"]):
+                return doc["id"][:8]
+            raise CatalogError(
+                f"{str(path)!r} does not hold a root id; remove it and a new one is made "
+                "(the shared catalog then indexes this folder into new schemas).")
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError) as exc:
+            raise CatalogError(f"{str(path)!r} cannot be read ({exc}).") from None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(path, {"format": 1, "id": uuid.uuid4().hex}, exclusive=True)
+        except FileExistsError:
+            continue                                 # another process made it: read theirs
+        except OSError as exc:
+            raise CatalogError(
+                f"The shared catalog names this folder by {str(path)!r}, which cannot be "
+                f"written ({exc.strerror or exc}); run `nuboard reindex --catalog URL` once "
+                "from a host that can write the folder.") from None
+    raise CatalogError(f"{str(path)!r} keeps changing; try again.")
+
+
+def schema_name(root_key: str, project: str) -> str:
+    """`nb_<root id>_<project as letters and digits>_<hash>`: at most 63 bytes, distinct per
+    project (the hash is of the exact name, so 'a-b' and 'a_b' differ)."""
+    slug = _SLUG.sub("_", project.lower()).strip("_")[:40]
+    digest = hashlib.sha256(project.encode()).hexdigest()[:6]
+    return f"nb_{root_key}_{slug}_{digest}" if slug else f"nb_{root_key}_{digest}"
+
+
+def lock_key(schema: str) -> int:
+    """The advisory lock (a signed 64-bit key) that serialises the writers of a schema."""
+    return int.from_bytes(hashlib.sha256(f"nuboard:{schema}".encode()).digest()[:8], "big",
+                          signed=True)
+
+
+def schema_engines(base: Engine, schema: str) -> tuple[Engine, Engine]:
+    """(writer, reader) for one project's schema, sharing the base engine's pool.
+
+    Every transaction sets its search_path to the schema; the writer's takes the schema's
+    advisory lock first (one writer at a time, as BEGIN IMMEDIATE on SQLite), the reader's is a
+    read-only REPEATABLE READ snapshot.
+    """
+    writer = base.execution_options(nuboard_schema=schema)
+    reader = base.execution_options(nuboard_schema=schema)
+    path = f'SET LOCAL search_path TO "{schema}"'
+
+    @event.listens_for(writer, "begin")
+    def _write_begin(conn):
+        conn.exec_driver_sql(f"{path}; SELECT pg_advisory_xact_lock({lock_key(schema)})")
+
+    @event.listens_for(reader, "begin")
+    def _read_begin(conn):
+        conn.exec_driver_sql(f"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; {path}")
+
+    return writer, reader
+
+
+def create_schema(writer: Engine, schema: str, comment: str) -> None:
+    """Create the project's schema when missing (under its lock, so two hosts never race)."""
+    with writer.begin() as conn:
+        exists = conn.exec_driver_sql(
+            "SELECT 1 FROM pg_namespace WHERE nspname = %(s)s", {"s": schema}).first()
+        if exists is None:
+            conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
+            quoted = comment.replace("\x00", "").replace("'", "''")     # COMMENT takes no parameters
+            conn.exec_driver_sql(f'COMMENT ON SCHEMA "{schema}" IS \'{quoted}\'')
+
+
+def sqlstate(exc: BaseException) -> str | None:
+    """The SQLSTATE of a database error from the server (None for any other error)."""
+    orig = getattr(exc, "orig", exc)
+    return getattr(orig, "sqlstate", None)
+
+
+def unreachable(exc: BaseException, url: str) -> CatalogError:
+    """One line for a server that cannot be reached or refuses us."""
+    orig = getattr(exc, "orig", None) or exc
+    text = " ".join(str(orig).split())
+    return CatalogError(f"The catalog server {shown_url(url)!r} cannot be used: {text[:300]}")
