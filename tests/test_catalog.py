@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import shutil
 import sqlite3
+import string
 import time
 from pathlib import Path
 
@@ -301,6 +303,44 @@ def test_incremental_sync_sees_new_changed_and_removed_runs_and_matches_a_rebuil
     with Catalog(root, "proj") as fresh:
         assert sync(fresh, full=True).added == 4
         assert catalog_rows(fresh) == incremental
+
+
+def test_a_scalar_name_past_the_limit_in_a_hand_made_log_is_left_out_and_noted(root, make_run):
+    """The API refuses scalar names over 256 characters; a log written by hand may hold one of
+    4 kB, which a PostgreSQL index entry cannot: the run is indexed without it, and says so."""
+    from array import array
+
+    from nuboard.eventlog import logfile
+    folder = make_run("proj", points={"train/loss": [(0, 1.0), (1, 0.5)]})
+    long_name = "".join(random.Random(7).choices(string.ascii_letters + string.digits, k=4000))
+    (folder / "events.r0.s1.log").write_bytes(
+        logfile.FILE_HEADER + logfile.meta_record({"rank": 0, "session": 1})
+        + logfile.key_record(0, long_name) + logfile.key_record(1, "ok/short")
+        + logfile.points_record(0, array("q", [5]), array("d", [1.0]), array("d", [2.0]))
+        + logfile.points_record(1, array("q", [5]), array("d", [1.0]), array("d", [3.0])))
+    with Catalog(root, "proj") as catalog:
+        report = sync(catalog)
+        assert report.added == 1 and report.skipped == []
+        with catalog.reader.connect() as conn:
+            names = conn.execute(select(scalars.c.name).order_by(scalars.c.name)).scalars().all()
+            assert names == ["ok/short", "train/loss"]
+            assert conn.execute(select(runs.c.cut)).scalar() == \
+                "1 scalar with a name over 256 characters not indexed"
+
+
+def test_a_config_key_past_what_an_index_holds_is_left_out_and_noted(root, make_run):
+    """A flattened config key over 1 kB (the API takes it) is not indexed, on both backends
+    alike; the rest of the config is, and the run says what was left out."""
+    key = "".join(random.Random(3).choices(string.ascii_letters + string.digits, k=4000))
+    make_run("proj", config={key: 1, "lr": 0.1, "model": {"width": 8}})
+    with Catalog(root, "proj") as catalog:
+        report = sync(catalog)
+        assert report.added == 1 and report.skipped == []
+        with catalog.reader.connect() as conn:
+            assert conn.execute(select(config.c.key).order_by(config.c.seq)).scalars().all() == \
+                ["lr", "model.width"]
+            assert conn.execute(select(runs.c.cut)).scalar() == \
+                "1 config key longer than 1024 bytes not indexed"
 
 
 def test_bad_run_folders_are_reported_and_skipped(root, make_run):

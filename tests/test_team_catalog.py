@@ -82,8 +82,8 @@ def test_commands_index_into_the_server_and_write_no_sqlite_file(root, url):
 def test_artifact_commands_take_the_catalog(root, url, tmp_path):
     data = tmp_path / "corpus.txt"
     data.write_text("hello\n")
-    added = cli(root, "artifact", "add", "datasets/corpus", str(data), "--copy", "--type", "dataset", "--description", "a corpus",
-                "--no-input", "--catalog", url)
+    added = cli(root, "artifact", "add", "datasets/corpus", str(data), "--copy", "--type", "dataset",
+                "--description", "a corpus", "--no-input", "--catalog", url)
     assert added.returncode == 0, added.stderr
     listed = cli(root, "artifact", "ls", "datasets", "--json", "--catalog", url)
     assert listed.returncode == 0, listed.stderr
@@ -243,6 +243,31 @@ def test_a_viewer_sees_what_another_host_indexed(root, url, monkeypatch):
                 "width" not in viewer.get("/api/p/llm/.query-keys").json()["config"]:
             assert time.monotonic() < deadline
             time.sleep(0.2)
+
+
+def test_a_run_whose_rows_the_server_refuses_is_skipped_with_the_reason(root, url):
+    """A run.json written by hand naming an input of 4 kB (past what a PostgreSQL index entry
+    holds): that run is skipped and reported with the server's reason; the others of its batch
+    are indexed, and the sync does not fail."""
+    import random
+    import string
+    hostile = loss_run(root, "llm", name="hostile")
+    loss_run(root, "llm", name="fine")
+    path = root / "llm" / "runs" / hostile / "run.json"
+    doc = json.loads(path.read_text())
+    name = "".join(random.Random(5).choices(string.ascii_letters + string.digits, k=4000))
+    doc["inputs"] = [{"project": "datasets", "name": name, "version": 1}]
+    path.write_text(json.dumps(doc))
+    with Catalog(root, "llm", url=url) as catalog:
+        report = sync(catalog)
+        assert report.added == 1
+        assert [(run, why.split(" (")[0]) for run, why in report.skipped] == \
+            [(hostile, "the catalog server refused its rows")]
+        assert "exceeds btree" in report.skipped[0][1]
+        with catalog.reader.connect() as conn:
+            assert conn.execute(text("SELECT name FROM runs")).scalars().all() == ["fine"]
+        again = sync(catalog)                      # reported again, not read again
+        assert (again.unchanged, [r for r, _ in again.skipped]) == (1, [hostile])
 
 
 # -- nuboard sql on the server -------------------------------------------------------------------

@@ -39,6 +39,8 @@ CONNECT_TIMEOUT_S = 10
 # SQLSTATEs of a write that lost a race with another host, to be redone: serialization failure,
 # deadlock, unique violation, lock not available, and the schema being created meanwhile.
 RETRY_STATES = frozenset({"40001", "40P01", "23505", "55P03", "42P06", "42P07"})
+# The server refuses a row (a value past what it can index or store): that run is skipped.
+ROW_REFUSED_STATES = frozenset({"54000", "22021", "22P05", "22003"})
 # The schema or a table is gone (dropped by hand): the catalog is made again and filled.
 GONE_STATES = frozenset({"3F000", "42P01"})
 _SLUG = re.compile(r"[^a-z0-9]+")

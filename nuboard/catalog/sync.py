@@ -33,6 +33,7 @@ from sqlalchemy.exc import DatabaseError
 from nuboard.eventlog.source import rank_scalars
 from nuboard.files import layout
 from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps, read_json
+from nuboard.files.names import MAX_SCALAR_NAME
 from nuboard.files.status import heartbeat_mtime, hostname, read_heartbeat, run_lost_after
 
 from . import server
@@ -50,6 +51,7 @@ MAX_RUN_JSON = 64 << 20          # a run.json larger than this is skipped
 PARQUET_FROM = 4 << 20           # a rank's logs this large are summarized from data.parquet
 ARROW_FROM = 4096                # min/max over this many points are taken by pyarrow
 _IN_CHUNK = 900                  # names per IN (...) list, under SQLite's variable limit
+MAX_CONFIG_KEY = 1024           # bytes of a flattened config key the catalog indexes
 RETRIES = 8                      # a server sync redone after a lost race, at most
 
 
@@ -324,8 +326,20 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
         summaries = summarize(folder)
     except Exception as exc:      # a log we cannot read is reported, not fatal
         return None, f"its logs cannot be read ({exc})"
+    long = sum(1 for s in summaries if len(s["name"]) > MAX_SCALAR_NAME)
+    if long:           # only a hand-made log holds one; a b-tree entry on PostgreSQL could not
+        summaries = [s for s in summaries if len(s["name"]) <= MAX_SCALAR_NAME]
+        cut = [*cut, f"{long} scalar{'s' * (long != 1)} with a name over {MAX_SCALAR_NAME} "
+                     "characters not indexed"]
     config_doc = doc.get("config")
     config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
+    long = sum(1 for c in config_rows if len(c["key"]) > MAX_CONFIG_KEY // 4
+               and len(c["key"].encode("utf-8", "surrogatepass")) > MAX_CONFIG_KEY)
+    if long:           # past what an index entry on PostgreSQL holds beside the value
+        config_rows = [c for c in config_rows if len(c["key"]) <= MAX_CONFIG_KEY // 4
+                       or len(c["key"].encode("utf-8", "surrogatepass")) <= MAX_CONFIG_KEY]
+        cut = [*cut, f"{long} config key{'s' * (long != 1)} longer than {MAX_CONFIG_KEY} bytes "
+                     "not indexed"]
     tags = doc.get("tags") or []               # capped: distinct strings (cap_run_doc)
     return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig, cut), tags,
                     config_rows, summaries, run_links(doc)), None
@@ -459,10 +473,10 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
                 else:
                     report.added += 1
         if len(pending) >= BATCH:
-            _write(catalog, pending)
+            _write_or_skip(catalog, pending, report, known, drop)
             pending = []
         _progress(progress, done, total)
-    _write(catalog, pending)
+    _write_or_skip(catalog, pending, report, known, drop)
     for name in [n for n in catalog.skips if n not in seen]:
         del catalog.skips[name]
     gone = [n for n in known if n not in seen] + drop
@@ -544,6 +558,34 @@ _RUN_COLUMNS = [c.name for c in runs.columns]
 _TAG_COLUMNS = [c.name for c in tags.columns]
 _CONFIG_COLUMNS = [c.name for c in config.columns]
 _SCALAR_COLUMNS = [c.name for c in scalars.columns]
+
+
+def _write_or_skip(catalog: Catalog, pending: list[_Indexed], report: SyncReport,
+                   known: dict, drop: list[str]) -> None:
+    """Write a batch; when the server refuses a row of it (a value past what PostgreSQL can
+    index, say, from a run.json written by hand), write its runs one by one and skip, with
+    the server's reason, those it refuses, so one hostile folder never stops a project's sync."""
+    try:
+        _write(catalog, pending)
+        return
+    except DatabaseError as exc:
+        if not catalog.on_server or server.sqlstate(exc) not in server.ROW_REFUSED_STATES:
+            raise
+    for p in pending:
+        try:
+            _write(catalog, [p])
+        except DatabaseError as exc:
+            if server.sqlstate(exc) not in server.ROW_REFUSED_STATES:
+                raise
+            why = "the catalog server refused its rows (" + \
+                str(getattr(exc, "orig", exc)).splitlines()[0][:200] + ")"
+            report.skipped.append((p.run_id, why))
+            catalog.skips[p.run_id] = ((p.row["signature"], p.row["folder_mtime_ns"]), why)
+            if p.run_id in known:
+                report.updated -= 1
+                drop.append(p.run_id)
+            else:
+                report.added -= 1
 
 
 def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
