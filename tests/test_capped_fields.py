@@ -140,8 +140,9 @@ def test_an_older_catalog_holding_a_million_tags_is_read_again(root, huge_tags):
         sync(catalog)
         path = catalog.path
     with sqlite3.connect(path) as con:                       # revision 0003, as an older sync wrote it
-        con.execute("ALTER TABLE runs DROP COLUMN cut")
-        con.execute("ALTER TABLE versions DROP COLUMN cut")
+        for table, column in (("runs", "cut"), ("versions", "cut"), ("projects", "changes"),
+                              ("config", "seq"), ("scalars", "seq")):      # 0004's and 0005's
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
         con.execute("UPDATE alembic_version SET version_num = '0003'")
         run = con.execute("SELECT id FROM runs WHERE name = 'run0'").fetchone()[0]
         con.executemany("INSERT INTO tags VALUES (?, ?)",

@@ -134,6 +134,31 @@ def test_a_server_that_cannot_be_reached_is_one_line(root):
     assert time.monotonic() - started < 30
 
 
+def test_a_role_that_may_not_create_schemas_is_told_so_in_one_line(root, url):
+    """The role of the URL has no CREATE on the database: one line naming the schema and what the
+    role needs, not the SQL."""
+    import random
+
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+    loss_run(root, "llm")
+    role = f"nb_test_reader_{random.randrange(1 << 30)}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE ROLE {role} LOGIN")
+    try:
+        weak = make_url(url).set(username=role).render_as_string(hide_password=False)
+        result = cli(root, "ls", "--catalog", weak)
+        assert result.returncode == 1
+        err = one_line_error(result)
+        assert "refused the schema nb_" in err and "permission denied for database" in err, err
+        assert "The role needs CREATE on the database" in err and "SQL:" not in err
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP ROLE {role}")
+        admin.dispose()
+
+
 def test_a_password_in_the_url_is_never_printed(root):
     loss_run(root, "llm")
     result = cli(root, "ls", "--catalog", "postgresql+psycopg://nuboard:s3cret@127.0.0.1:1/nuboard")

@@ -311,8 +311,10 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def migrate(engine: Engine) -> str | None:
+def migrate(engine: Engine, schema: str | None = None) -> str | None:
     """Upgrade the catalog to the newest revision (call under the catalog's lock).
+
+    schema: on a server, the project's schema (named in the refusal of a newer one).
 
     Returns:
         The revision it was upgraded from ("base" for a new or empty catalog), or None
@@ -323,6 +325,12 @@ def migrate(engine: Engine) -> str | None:
     if current == head:
         return None
     if current is not None and current not in known_revisions():
+        if schema is not None:
+            raise CatalogError(
+                f"the catalog schema {schema} is at revision {current!r}, which this NuBoard does "
+                f"not know (its newest is {head!r}): a newer NuBoard wrote it. Upgrade nuboard on "
+                f"this host (every host of a lab runs one version), or drop the schema "
+                f'(DROP SCHEMA "{schema}" CASCADE) to rebuild it from the files.')
         raise CatalogError(
             f"the catalog is at revision {current!r}, which this NuBoard does not know (its "
             f"newest is {head!r}): a newer NuBoard wrote it. Upgrade nuboard, or remove the "

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sqlalchemy import select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DatabaseError, OperationalError
+from sqlalchemy.exc import DatabaseError, DBAPIError, OperationalError
 
 from nuboard.files import layout
 
@@ -127,10 +127,12 @@ class Catalog:
         comment = f"NuBoard catalog of the project {self.project!r} under {os.path.realpath(self.root)}"
         try:
             server.create_schema(writer, self.schema, comment)
-            migrated = migrate(writer)
+            migrated = migrate(writer, self.schema)
             project_id = self._project_row(writer)
         except OperationalError as exc:
             raise server.unreachable(exc, self.url) from None
+        except DBAPIError as exc:              # a role that may not create or write the schema
+            raise server.refused(exc, self.url, self.schema) from None
         self.writer, self.reader = writer, reader
         self.project_id, self.migrated_from = project_id, migrated
 

@@ -41,6 +41,7 @@ CONNECT_TIMEOUT_S = 10
 RETRY_STATES = frozenset({"40001", "40P01", "23505", "55P03", "42P06", "42P07"})
 # The server refuses a row (a value past what it can index or store): that run is skipped.
 ROW_REFUSED_STATES = frozenset({"54000", "22021", "22P05", "22003"})
+NO_RIGHTS = "42501"              # insufficient_privilege: the role may not do what a sync does
 # The schema or a table is gone (dropped by hand): the catalog is made again and filled.
 GONE_STATES = frozenset({"3F000", "42P01"})
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -228,3 +229,15 @@ def unreachable(exc: BaseException, url: str) -> CatalogError:
     orig = getattr(exc, "orig", None) or exc
     text = " ".join(str(orig).split())
     return CatalogError(f"The catalog server {shown_url(url)!r} cannot be used: {text[:300]}")
+
+
+def refused(exc: BaseException, url: str, schema: str) -> CatalogError:
+    """One line for a server that refuses to make or write a project's schema (the role's rights)."""
+    orig = getattr(exc, "orig", None) or exc
+    text = " ".join(str(orig).splitlines()[0].split()) if str(orig) else type(orig).__name__
+    hint = ""
+    if sqlstate(exc) == NO_RIGHTS:
+        hint = (" The role needs CREATE on the database and must own the schemas it writes: use "
+                "one role on every NuBoard host (docs/team.md).")
+    return CatalogError(f"The catalog server {shown_url(url)!r} refused the schema {schema} of this "
+                        f"project: {text[:300]}.{hint}")

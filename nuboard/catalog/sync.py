@@ -384,6 +384,8 @@ def _sync_on_server(catalog: Catalog, full: bool, progress) -> SyncReport:
             return report
         except DatabaseError as exc:
             state = server.sqlstate(exc)
+            if state == server.NO_RIGHTS:
+                raise server.refused(exc, catalog.url, catalog.schema) from None
             if state in server.GONE_STATES and rebuilt is None:
                 rebuilt = f"its schema or a table was gone ({state})"
                 catalog.rebuild(rebuilt)
