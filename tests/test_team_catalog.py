@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -384,15 +385,20 @@ def test_four_syncs_two_viewers_and_eight_writers_leave_what_a_reindex_gives(roo
         assert replies > 20
     finally:
         stop.write_text("")
-        for s in syncers:
-            out, err = s.communicate(timeout=120)
-            assert s.returncode == 0, err                      # no lock or serialization error
-            assert int(out.strip()) > 3, out
-            assert "Traceback" not in err, err
+        ended = [(s, *s.communicate(timeout=120)) for s in syncers]
         for viewer in viewers:
-            viewer.proc.send_signal(2)
-            _, err = viewer.proc.communicate(timeout=30)
-            assert "Traceback" not in err, err
+            viewer.proc.send_signal(signal.SIGINT)
+        stopped = [viewer.proc.communicate(timeout=30)[1] for viewer in viewers]
+        for w in writers:
+            if w.poll() is None:
+                w.kill()
+                w.communicate()
+    for s, out, err in ended:
+        assert s.returncode == 0, err                          # no lock or serialization error
+        assert int(out.strip()) > 3, out
+        assert "Traceback" not in err, err
+    for err in stopped:
+        assert "Traceback" not in err, err
     for project, runs in (("llm", 20), ("vision", 12)):
         with Catalog(root, project, url=url) as shared:
             sync(shared)                                      # the last runs finished after the loops
