@@ -15,7 +15,16 @@ import time
 
 import pytest
 from conftest import PG_REQUIRED, pg_url
-from helpers import QUIET_ARGS, catalog_rows, child_env, cli, loss_run, one_line_error, start_child
+from helpers import (
+    QUIET_ARGS,
+    catalog_rows,
+    child_env,
+    cli,
+    loss_run,
+    one_line_error,
+    run_cli,
+    start_child,
+)
 from helpers_http import RemoteViewer, Viewer
 from sqlalchemy import text
 
@@ -298,7 +307,7 @@ def test_a_run_whose_rows_the_server_refuses_is_skipped_with_the_reason(root, ur
 
 # -- nuboard sql on the server -------------------------------------------------------------------
 
-@pytest.mark.parametrize("statement, says", [
+SQL_REFUSED = [
     ("DELETE FROM runs", "is not a statement that reads"),
     ("WITH gone AS (DELETE FROM runs RETURNING id) SELECT count(*) FROM gone", "would change it"),
     ("SELECT nextval('runs_id_seq')", "would change it"),
@@ -306,17 +315,25 @@ def test_a_run_whose_rows_the_server_refuses_is_skipped_with_the_reason(root, ur
     ("COMMIT; DROP TABLE runs", "is not a statement that reads"),
     ("SET default_transaction_read_only = off", "is not a statement that reads"),
     ("SELECT * FROM missing_table", 'relation "missing_table" does not exist'),
-])
-def test_sql_on_the_server_reads_and_refuses_writes_in_one_line(root, url, statement, says):
+]
+
+
+def test_sql_on_the_server_reads_and_refuses_writes_in_one_line(root, url):
+    """Each refused statement: one line, exit 1, and the rows as they were (run in this process,
+    with $NUBOARD_CATALOG_URL set for the call only; one child process shows the exit code)."""
     for name in ("a", "b"):
         loss_run(root, "llm", name=name)
-    result = cli(root, "sql", statement, "--catalog", url)
-    assert result.returncode == 1, result.stdout
-    assert says in one_line_error(result)
-    after = cli(root, "sql", "SELECT name, run_id LIKE '%' AS any FROM runs ORDER BY name", "--json",
-                "--catalog", url)
-    assert after.returncode == 0, after.stderr
-    assert json.loads(after.stdout) == [{"name": "a", "any": True}, {"name": "b", "any": True}]
+    env = {"NUBOARD_CATALOG_URL": url}
+    listing = "SELECT name, run_id LIKE '%' AS any FROM runs ORDER BY name"
+    for statement, says in SQL_REFUSED:
+        result = run_cli(root, "sql", statement, env=env)
+        assert result.returncode == 1, (statement, result.stdout)
+        assert says in one_line_error(result), statement
+        after = run_cli(root, "sql", listing, "--json", env=env)
+        assert after.returncode == 0, after.stderr
+        assert json.loads(after.stdout) == [{"name": "a", "any": True}, {"name": "b", "any": True}]
+    child = cli(root, "sql", "DELETE FROM runs", "--catalog", url)
+    assert child.returncode == 1 and "is not a statement that reads" in one_line_error(child)
 
 
 # -- many hosts, one root, one database ----------------------------------------------------------
