@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 from conftest import PG_REQUIRED, pg_url
@@ -167,6 +170,57 @@ def test_a_role_that_may_not_create_schemas_is_told_so_in_one_line(root, url):
         with admin.connect() as conn:
             conn.exec_driver_sql(f"DROP ROLE {role}")
         admin.dispose()
+
+
+def test_a_viewer_checks_its_server_first_and_pages_say_503_when_it_is_gone(root, monkeypatch):
+    """`nuboard up` with a server that is down: one line, exit 1, before serving. A viewer whose
+    server goes away afterwards answers 503 (not the user's mistake) with the reason, HTML and
+    JSON alike, and no SQL."""
+    loss_run(root, "llm")
+    down = "postgresql+psycopg://nuboard@127.0.0.1:1/nuboard"
+    started = time.monotonic()
+    result = cli(root, "up", str(root), "--port", "0", "--catalog", down)
+    assert result.returncode == 1 and time.monotonic() - started < 30
+    assert "cannot be used: connection failed" in one_line_error(result)
+    monkeypatch.setenv("NUBOARD_CATALOG_URL", down)
+    with Viewer(root) as viewer:
+        page = viewer.get("/p/llm")
+        assert page.status == 503 and "Catalog unavailable" in page.text
+        assert "cannot be used" in page.text and "SELECT" not in page.text
+        twin = viewer.get("/api/p/llm/runs")
+        assert twin.status == 503 and "cannot be used" in twin.json()["error"]
+
+
+def test_a_viewer_answers_503_while_its_server_restarts_and_serves_again_after(root, url):
+    """A PostgreSQL of this test's own (scripts/pg_cluster), stopped under a live viewer and
+    started again on the same port: 503 while it is down, the runs again once it is back."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "pg_cluster"
+    # not under tmp_path: the server runs as `postgres` when the tests run as root, and must be
+    # able to enter every folder above its own (pytest's are 0700)
+    folder = Path(tempfile.mkdtemp(prefix="nuboard-pg-test-"))
+    started = subprocess.run(["bash", str(script), "start", str(folder)], capture_output=True,
+                             text=True, timeout=120)
+    assert started.returncode == 0, started.stderr
+    own = started.stdout.strip()
+    try:
+        loss_run(root, "llm")
+        with RemoteViewer(root, "--catalog", own) as viewer:
+            assert viewer.get("/api/p/llm/runs").json()["total"] == 1
+            subprocess.run(["bash", str(script), "stop", str(folder)], check=True, timeout=120)
+            gone = viewer.get("/api/p/llm/runs?q=x")
+            assert gone.status == 503 and "The catalog" in gone.json()["error"], gone.text
+            port = own.rsplit(":", 1)[1].split("/")[0]
+            again = subprocess.run(["bash", str(script), "start", str(folder), port],
+                                   capture_output=True, text=True, timeout=120)
+            assert again.returncode == 0, again.stderr
+            deadline = time.monotonic() + 30
+            while viewer.get("/api/p/llm/runs").status != 200:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            assert viewer.get("/api/p/llm/runs").json()["total"] == 1
+    finally:
+        subprocess.run(["bash", str(script), "stop", str(folder)], timeout=120)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_password_in_the_url_is_never_printed(root):

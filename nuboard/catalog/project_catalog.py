@@ -30,6 +30,18 @@ from .engine import (
 )
 from .tables import projects
 
+# What a face shows as "the catalog is unavailable now" (503), not as the user's mistake: a
+# catalog that cannot be opened, or a server gone in the middle of a read.
+CATALOG_UNAVAILABLE = (CatalogError, OperationalError)
+
+
+def unavailable_message(exc: BaseException) -> str:
+    """One line for CATALOG_UNAVAILABLE: CatalogError's own words, else the driver's, no SQL."""
+    if isinstance(exc, CatalogError):
+        return str(exc)
+    orig = getattr(exc, "orig", None) or exc
+    return "The catalog cannot be read now: " + " ".join(str(orig).split())[:300]
+
 
 class Catalog:
     """The catalog of one project: `writer` takes BEGIN IMMEDIATE, `reader` plain BEGIN (on a

@@ -241,3 +241,12 @@ def refused(exc: BaseException, url: str, schema: str) -> CatalogError:
                 "one role on every NuBoard host (docs/team.md).")
     return CatalogError(f"The catalog server {shown_url(url)!r} refused the schema {schema} of this "
                         f"project: {text[:300]}.{hint}")
+
+
+def check_reachable(url: str) -> None:
+    """Connect once (a viewer checks its server before it serves); CatalogError when it cannot."""
+    from sqlalchemy.exc import OperationalError
+    try:
+        server_engine(url).connect().close()
+    except OperationalError as exc:
+        raise unreachable(exc, url) from None

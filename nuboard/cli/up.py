@@ -65,9 +65,10 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
     from nuboard.web.server import DEFAULT_PORT, serve
     root = resolve_root(directory)
     check_root(root)
-    from nuboard.catalog.server import catalog_url, shown_url
+    from nuboard.catalog.server import catalog_url, check_reachable, shown_url
     url = catalog_url()
     if url is not None:
+        check_reachable(url)               # a server that is down: one line now, not on each page
         click.echo(f"Catalog: {shown_url(url)} (a schema per project of {str(root)!r})", err=True)
     app = create_app(root, host=host, allowed_hosts=allowed_hosts, edit_artifacts=edit_artifacts,
                      read_only=read_only)

@@ -9,6 +9,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.routing import PathConverter
 
 from nuboard import __version__
+from nuboard.catalog.project_catalog import CATALOG_UNAVAILABLE, unavailable_message
 from nuboard.errors import NuBoardError
 from nuboard.files import layout
 
@@ -75,6 +76,18 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
             return {"error": exc.description, "status": exc.code}, exc.code
         return render_template("error.html", code=exc.code, title=exc.name,
                                message=exc.description), exc.code
+
+    def _catalog_unavailable(exc: Exception):
+        """The catalog cannot be opened or read now (its server is down, say): 503, and the
+        reason in one line, never the SQL."""
+        message = unavailable_message(exc)
+        if wants_json():
+            return {"error": message, "status": 503}, 503
+        return render_template("error.html", code=503, title="Catalog unavailable",
+                               message=message), 503
+
+    for kind in CATALOG_UNAVAILABLE:
+        app.register_error_handler(kind, _catalog_unavailable)
 
     @app.errorhandler(NuBoardError)
     def _our_error(exc: NuBoardError):
