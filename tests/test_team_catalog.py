@@ -300,6 +300,46 @@ def test_many_processes_opening_a_new_schema_at_once_migrate_it_once(root, url):
     assert {o[1] for o in outs} == {"1"}
 
 
+FORKED = """
+    import os, sys
+    from nuboard.catalog import run_reads
+    from nuboard.catalog.project_catalog import Catalog
+    from nuboard.catalog.sync import sync
+    catalog = Catalog({root!r}, "llm", url={url!r})
+    sync(catalog)
+    pids = []
+    for _ in range(3):                        # children that read while the parent reads too
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                for _ in range(200):
+                    assert run_reads.count_runs(catalog, now=0.0) == 2
+                sync(catalog)
+            except BaseException as exc:
+                print("child:", repr(exc), file=sys.stderr, flush=True)
+                code = 1
+            os._exit(code)
+        pids.append(pid)
+    for _ in range(200):
+        assert run_reads.count_runs(catalog, now=0.0) == 2
+    codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in pids]
+    assert run_reads.count_runs(catalog, now=0.0) == 2
+    print(codes)
+"""
+
+
+def test_forked_children_read_the_server_on_connections_of_their_own(root, url):
+    """A process that opened a catalog on the server forks (a DataLoader's workers): parent and
+    children read at once, each on its own connections, and all see the runs."""
+    for name in ("a", "b"):
+        loss_run(root, "llm", name=name)
+    child = start_child(FORKED.format(root=str(root), url=url))
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert out.strip() == "[0, 0, 0]", err
+
+
 def test_a_schema_dropped_under_a_live_viewer_is_made_again(root, url, monkeypatch):
     for i in range(3):
         loss_run(root, "llm", name=f"r{i}")

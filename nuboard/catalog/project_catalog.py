@@ -39,8 +39,7 @@ def unavailable_message(exc: BaseException) -> str:
     """One line for CATALOG_UNAVAILABLE: CatalogError's own words, else the driver's, no SQL."""
     if isinstance(exc, CatalogError):
         return str(exc)
-    orig = getattr(exc, "orig", None) or exc
-    return "The catalog cannot be read now: " + " ".join(str(orig).split())[:300]
+    return "The catalog cannot be read now: " + server.driver_text(exc)
 
 
 class Catalog:

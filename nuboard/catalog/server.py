@@ -110,11 +110,27 @@ def server_engine(url: str) -> Engine:
 
 
 def dispose_engines() -> None:
-    """Close every server connection of this process (tests, and after a fork)."""
+    """Close every server connection of this process (a benchmark measuring one backend, then
+    the other)."""
     with _engines_lock:
         for engine in _engines.values():
             engine.dispose()
         _engines.clear()
+
+
+def _new_pools_in_child() -> None:
+    """After fork() (a DataLoader's workers, a script's own): the child must never talk on the
+    parent's sockets, where both would garble one conversation. Each engine starts a new pool
+    (close=False: the parent's connections stay the parent's), and the lock is new, since
+    another thread may have held it at the fork."""
+    global _engines_lock
+    _engines_lock = threading.Lock()
+    for engine in list(_engines.values()):
+        engine.dispose(close=False)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_pools_in_child)
 
 
 def _on_connect(dbapi_connection, _record) -> None:
@@ -224,23 +240,28 @@ def sqlstate(exc: BaseException) -> str | None:
     return getattr(orig, "sqlstate", None)
 
 
+def driver_text(exc: BaseException, *, first_line: bool = False, limit: int = 300) -> str:
+    """What the driver said of an error, on one line (SQLAlchemy's wrapper, with its SQL and
+    parameters, left out); first_line: its first line alone (no DETAIL, no quoted SQL)."""
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).splitlines()[0] if first_line and str(orig) else str(orig)
+    return " ".join(text.split())[:limit] or type(orig).__name__
+
+
 def unreachable(exc: BaseException, url: str) -> CatalogError:
     """One line for a server that cannot be reached or refuses us."""
-    orig = getattr(exc, "orig", None) or exc
-    text = " ".join(str(orig).split())
-    return CatalogError(f"The catalog server {shown_url(url)!r} cannot be used: {text[:300]}")
+    return CatalogError(f"The catalog server {shown_url(url)!r} cannot be used: {driver_text(exc)}")
 
 
 def refused(exc: BaseException, url: str, schema: str) -> CatalogError:
     """One line for a server that refuses to make or write a project's schema (the role's rights)."""
-    orig = getattr(exc, "orig", None) or exc
-    text = " ".join(str(orig).splitlines()[0].split()) if str(orig) else type(orig).__name__
+    text = driver_text(exc, first_line=True)
     hint = ""
     if sqlstate(exc) == NO_RIGHTS:
         hint = (" The role needs CREATE on the database and must own the schemas it writes: use "
                 "one role on every NuBoard host (docs/team.md).")
     return CatalogError(f"The catalog server {shown_url(url)!r} refused the schema {schema} of this "
-                        f"project: {text[:300]}.{hint}")
+                        f"project: {text}.{hint}")
 
 
 def check_reachable(url: str) -> None:

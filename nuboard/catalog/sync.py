@@ -579,8 +579,7 @@ def _write_or_skip(catalog: Catalog, pending: list[_Indexed], report: SyncReport
         except DatabaseError as exc:
             if server.sqlstate(exc) not in server.ROW_REFUSED_STATES:
                 raise
-            why = "the catalog server refused its rows (" + \
-                str(getattr(exc, "orig", exc)).splitlines()[0][:200] + ")"
+            why = f"the catalog server refused its rows ({server.driver_text(exc, first_line=True, limit=200)})"
             report.skipped.append((p.run_id, why))
             catalog.skips[p.run_id] = ((p.row["signature"], p.row["folder_mtime_ns"]), why)
             if p.run_id in known:

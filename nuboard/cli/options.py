@@ -23,20 +23,17 @@ def dir_option(command):
         help="The experiments folder [default: $NUBOARD_DIR, else ./experiments].")(command)
 
 
-CATALOG_ENV = "NUBOARD_CATALOG_URL"
-
-
 def _set_catalog(_ctx: click.Context, _param, value: str | None) -> str | None:
     """--catalog URL stands for $NUBOARD_CATALOG_URL in this process and what it starts, so every
     catalog the command opens (and a viewer's) is on that server; an empty URL means SQLite."""
     if value is None:
         return None
+    from nuboard.catalog.server import ENV, check_url
     if not value.strip():
-        os.environ.pop(CATALOG_ENV, None)
+        os.environ.pop(ENV, None)
         return None
-    from nuboard.catalog.server import check_url
     check_url(value)                        # a bad URL or a missing driver: one line, now
-    os.environ[CATALOG_ENV] = value
+    os.environ[ENV] = value
     return value
 
 

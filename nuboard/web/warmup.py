@@ -37,24 +37,14 @@ def use_fast_arrow_pool() -> None:
 
 def load_libraries() -> None:
     """Import what the first pages import lazily: Alembic's migrations (the catalog's schema
-    check), SQLAlchemy's SQLite dialect and pyarrow's Parquet reader; with a catalog server
-    (team mode), its driver and a first connection in the pool."""
+    check), SQLAlchemy's SQLite dialect and pyarrow's Parquet reader. (With a catalog server,
+    `nuboard up` has connected once already, and the pool keeps that connection.)"""
     import pyarrow.parquet  # noqa: F401
     import sqlalchemy.dialects.sqlite  # noqa: F401
 
-    from nuboard.catalog import server
     from nuboard.catalog.engine import head_revision
 
     head_revision()
-    url = server.catalog_url()
-    if url is not None:
-        from sqlalchemy.exc import SQLAlchemyError
-
-        from nuboard.errors import NuBoardError
-        try:
-            server.server_engine(url).connect().close()
-        except (NuBoardError, SQLAlchemyError):
-            pass            # the first page says what is wrong, in its own words
 
 
 def compile_templates(app: Flask) -> None:
