@@ -304,13 +304,6 @@ def is_corruption(exc: BaseException) -> bool:
                                    "disk image", "database corrupt"))
 
 
-def current_revision(engine: Engine) -> str | None:
-    """The catalog's revision in alembic_version (None at base or on a new file)."""
-    from alembic.migration import MigrationContext
-    with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
-
-
 def migrate(engine: Engine, schema: str | None = None) -> str | None:
     """Upgrade the catalog to the newest revision (call under the catalog's lock).
 
@@ -320,10 +313,25 @@ def migrate(engine: Engine, schema: str | None = None) -> str | None:
         The revision it was upgraded from ("base" for a new or empty catalog), or None
         when it was at head already.
     """
+    from alembic import command
+    from alembic.migration import MigrationContext
     head = head_revision()
-    current = current_revision(engine)
-    if current == head:
-        return None
+    # one transaction from reading the revision to the upgrade: on a server the writer's BEGIN
+    # takes the schema's lock, so of many hosts opening a new schema one upgrades it and the
+    # others then read head (two reads before either upgrade both said "base")
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+        if current == head:
+            return None
+        _check_known(current, head, schema)
+        command.upgrade(alembic_config(conn), "head")
+        if conn.in_transaction():
+            conn.commit()
+    return current or "base"
+
+
+def _check_known(current: str | None, head: str | None, schema: str | None) -> None:
+    """Refuse a catalog at a revision this NuBoard does not know: a newer one wrote it."""
     if current is not None and current not in known_revisions():
         if schema is not None:
             raise CatalogError(
@@ -335,12 +343,6 @@ def migrate(engine: Engine, schema: str | None = None) -> str | None:
             f"the catalog is at revision {current!r}, which this NuBoard does not know (its "
             f"newest is {head!r}): a newer NuBoard wrote it. Upgrade nuboard, or remove the "
             "catalog to rebuild it from the files.")
-    from alembic import command
-    with engine.connect() as conn:
-        command.upgrade(alembic_config(conn), "head")
-        if conn.in_transaction():
-            conn.commit()
-    return current or "base"
 
 
 def set_aside(path: Path) -> Path:
