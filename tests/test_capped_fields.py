@@ -46,6 +46,7 @@ def huge_tags(make_run):
     return folders[0]
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_a_million_tags_show_the_first_thousand_and_the_runs_page_stays_fast(root, huge_tags):
     with RemoteViewer(root, project="big") as viewer:
         started = time.monotonic()

@@ -129,6 +129,7 @@ def _release(fifos) -> None:
                 break
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_a_fifo_in_a_run_folder_never_blocks_the_viewer(root):
     good = loss_run(root, "proj", name="good")
     pipes = loss_run(root, "proj", name="pipes")

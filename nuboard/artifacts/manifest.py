@@ -24,8 +24,8 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from nuboard.files import caps
-from nuboard.files.jsonfile import open_regular, read_json, write_bytes_atomic
+from nuboard.files import caps, documents
+from nuboard.files.jsonfile import open_regular, write_bytes_atomic
 
 from .listing import PROGRESS_EVERY, Progress, Ticker
 
@@ -279,13 +279,13 @@ def manifest_problem(doc: object) -> str | None:
 def read_manifest_checked(version_path: Path) -> tuple[dict | None, str | None]:
     """A version folder's manifest and None; or None and why it cannot be used (None, None
     when it has no manifest yet: an add in progress or killed)."""
-    try:                 # not read_json: a file name that is not UTF-8 is a lone \\udcXX escape
-        with open_regular(Path(version_path) / MANIFEST) as fh:
-            doc = json.loads(fh.read().decode("utf-8"))
+    try:                 # its kind's rules, lone \\udcXX escapes allowed (file names not UTF-8)
+        doc = documents.read_document(Path(version_path) / MANIFEST, documents.MANIFEST)
     except FileNotFoundError:
         return None, None
     except (OSError, ValueError) as exc:
-        return None, f"its manifest cannot be read ({exc})"
+        why = documents.unreadable_reason(exc, documents.MANIFEST)
+        return None, f"its manifest cannot be read ({why})"
     problem = manifest_problem(doc)
     return (None, f"its manifest is damaged: {problem}") if problem else (doc, None)
 
@@ -344,9 +344,14 @@ def file_entries(manifest: Path, needle: str = "", skip: int = 0) -> Iterator[di
             if skip and raw_needle is None:
                 skip -= 1
                 continue
+            text = text.rstrip(b",")
             try:
-                entry = json.loads(text.rstrip(b","))
-            except ValueError:
+                if documents.nesting_depth(text, documents.MAX_DEPTH) > documents.MAX_DEPTH:
+                    continue
+                entry = json.loads(text)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(entry, dict):
                 continue
             if needle and needle not in str(entry.get("path", "")):
                 continue
@@ -358,8 +363,8 @@ def file_entries(manifest: Path, needle: str = "", skip: int = 0) -> Iterator[di
 
 def _file_entries_whole(manifest: Path, needle: str):
     try:
-        doc = read_json(manifest)
-    except (OSError, ValueError, RecursionError):
+        doc = documents.read_document(manifest, documents.MANIFEST)
+    except (OSError, ValueError):
         return
     files = doc.get("files") if isinstance(doc, dict) else None
     for entry in files if isinstance(files, list) else []:

@@ -9,6 +9,8 @@ A number is claimed with an atomic mkdir of v<N>, above every number in use, unl
 recorded in .last-version, so it is never handed out twice, also after an unlink or a
 version folder removed by hand. The lock (released by the kernel when its holder dies)
 keeps a claim from racing an unlink or restore that moves a folder between the two places.
+Where the file system has no locks (jsonfile.flock warns once), numbers stay unique (the
+mkdir), but a claim racing an unlink or restore of the same name can reuse a moved number.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ def unlinked_dir(project_path: Path, name: str) -> Path:
 
 @contextlib.contextmanager
 def name_lock(project_path: Path, name: str) -> Iterator[None]:
-    """Hold the lock of one artifact name (a no-op where flock does not exist)."""
+    """Hold the lock of one artifact name (a no-op where the file system has no locks)."""
     folder = name_dir(project_path, name)
     folder.mkdir(parents=True, exist_ok=True)
     with flock(folder / LOCK):

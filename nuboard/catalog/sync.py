@@ -28,26 +28,24 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from sqlalchemy import bindparam, delete, func, select, update
-from sqlalchemy.exc import DatabaseError
+from sqlalchemy.exc import DatabaseError, OperationalError
 
 from nuboard.eventlog.source import rank_scalars
-from nuboard.files import layout
-from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps, read_json
+from nuboard.files import caps, layout
+from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps
 from nuboard.files.names import MAX_SCALAR_NAME
 from nuboard.files.status import heartbeat_mtime, hostname, read_heartbeat, run_lost_after
 
 from . import server
 from .engine import is_corruption
 from .project_catalog import Catalog
-from .run_doc import cap_run_doc, check_run_doc
+from .run_doc import read_checked_run
 from .statements import driver_insert, insert_or_ignore, note_change
 from .sync_artifacts import delete_run_links, run_links, sync_versions
 from .tables import config, lineage, runs, scalars, tags
 
-RUN_FORMAT = 1
 RUN_JSON = layout.RUN_JSON
 BATCH = 500
-MAX_RUN_JSON = 64 << 20          # a run.json larger than this is skipped
 PARQUET_FROM = 4 << 20           # a rank's logs this large are summarized from data.parquet
 ARROW_FROM = 4096                # min/max over this many points are taken by pyarrow
 _IN_CHUNK = 900                  # names per IN (...) list, under SQLite's variable limit
@@ -252,36 +250,10 @@ class ReadRun(NamedTuple):
 
 
 def read_run(folder: Path) -> ReadRun:
-    """run.json of a folder, capped, or the reason it is skipped.
-
-    Only a regular file is read (a FIFO left there never blocks the sync), and a document
-    that is not JSON, holds a lone surrogate escape, is nested too deep, or whose fields have
-    the wrong types (check_run_doc) is skipped with the reason.
-    """
-    path = folder / layout.RUN_JSON
-    try:
-        size = path.stat().st_size
-        if size > MAX_RUN_JSON:
-            return ReadRun(None, f"run.json is larger than {MAX_RUN_JSON >> 20} MB", [])
-        doc = read_json(path)
-    except FileNotFoundError:
-        return ReadRun(None, "no run.json (a half-written run folder)", [])
-    except OSError as exc:
-        return ReadRun(None, f"run.json cannot be read ({exc.strerror or exc})", [])
-    except (ValueError, RecursionError) as exc:
-        text = str(exc).replace(f"{path}: ", "")
-        return ReadRun(None, f"run.json is not readable JSON ({text[:200]})", [])
-    if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
-        return ReadRun(None, "run.json is not a run document (no id)", [])
-    fmt = doc.get("format")
-    if not isinstance(fmt, int) or isinstance(fmt, bool) or fmt > RUN_FORMAT:
-        return ReadRun(None, (f"run.json has format {fmt!r}; this NuBoard reads up to "
-                              f"{RUN_FORMAT}: upgrade nuboard"), [])
-    why = check_run_doc(doc)
-    if why is not None:
-        return ReadRun(None, why, [])
-    doc, cut = cap_run_doc(doc, size_hint=size)
-    return ReadRun(doc, None, cut)
+    """run.json of a folder, capped, or the reason it is skipped: run_doc.read_checked_run, the
+    reader the run page uses too (a regular file of at most 64 MB, nested at most 100 levels,
+    JSON without a lone surrogate escape, of a known format, with fields of the right types)."""
+    return ReadRun(*read_checked_run(folder))
 
 
 def _text(value) -> str | None:
@@ -312,7 +284,7 @@ def run_row(doc: dict, folder: Path, project_id: int, mtime_ns: int, sig: str,
         "ended": _text(doc.get("end_time")), "duration_s": _duration(doc),
         "world_size": _int(doc.get("world_size")), "parent_run_id": _text(parent.get("run_id")),
         "parent_step": _int(parent.get("step")), "git_commit": _text(git.get("commit")),
-        "cut": "; ".join(cut) or None, "folder_mtime_ns": mtime_ns, "signature": sig,
+        "cut": "; ".join(caps.cap_notes(cut)) or None, "folder_mtime_ns": mtime_ns, "signature": sig,
     }
 
 
@@ -390,6 +362,9 @@ def _sync_on_server(catalog: Catalog, full: bool, progress) -> SyncReport:
                 rebuilt = f"its schema or a table was gone ({state})"
                 catalog.rebuild(rebuilt)
                 continue
+            if isinstance(exc, OperationalError) and state not in server.RETRY_STATES:
+                # the server stopped or the connection broke: one line, not the SQL it ran
+                raise server.unreachable(exc, catalog.url) from None
             if state not in server.RETRY_STATES or attempt == RETRIES:
                 raise
         time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))

@@ -12,10 +12,21 @@ import json
 from typing import Any
 
 CUT_TOO_DEEP = "(cut: nested too deep)"
+MAX_NOTE = 200          # characters of one line of a "what was cut" note
+MAX_NOTE_LINES = 20     # lines of such a note; the rest are counted
 
 
 def count(n: int) -> str:
     return f"{n:,}"
+
+
+def cap_notes(notes: list[str]) -> list[str]:
+    """The notes of what was cut, themselves capped: the first MAX_NOTE_LINES lines, each cut to
+    MAX_NOTE characters (a note names keys anyone can write), then how many more there were."""
+    out = [n if len(n) <= MAX_NOTE else n[:MAX_NOTE - 3] + "..." for n in notes[:MAX_NOTE_LINES]]
+    if len(notes) > MAX_NOTE_LINES:
+        out.append(f"and {count(len(notes) - MAX_NOTE_LINES)} more fields cut")
+    return out
 
 
 def cap_text(value: str, limit: int, what: str, notes: list[str]) -> str:

@@ -1,7 +1,10 @@
-"""JSON documents on disk: atomic replace (temp file, fsync, rename) and tolerant reads.
+"""JSON documents on disk: atomic replace (temp file, fsync, rename) and tolerant reads; the
+one lock between processes (flock), with what each does where the file system lacks locks or
+hard links.
 
-Also the one way NuBoard opens a file it reads from a run or artifact folder: `open_regular`,
-which never blocks on a FIFO, socket or device file someone left there.
+`open_regular` (the one way NuBoard opens a file it reads from a run or artifact folder, which
+never blocks on a FIFO, socket or device file someone left there) and read_json are
+documents.py's, imported from here as before.
 """
 from __future__ import annotations
 
@@ -9,11 +12,15 @@ import contextlib
 import errno
 import json
 import os
-import stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from .documents import RECORD, read_document
+from .documents import NotRegularFileError as NotRegularFileError  # re-exported: its readers
+from .documents import open_regular as open_regular  # import both from here, as before
+from .mounts import warn_once
 
 try:
     import fcntl
@@ -21,6 +28,14 @@ except ImportError:             # pragma: no cover - not on Linux/macOS
     fcntl = None  # type: ignore[assignment]
 
 TEMP_PREFIX = ".tmp-"
+CLAIM_SUFFIX = ".claim"
+# flock's errors where the file system has no locks to give (NFS without lockd, Lustre mounted
+# without -o flock, some FUSE and SMB mounts): NuBoard goes on without the lock there.
+NO_LOCKS = frozenset({errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP})
+# link(2)'s errors where the file system has no hard links (s3fs, gcsfuse, exFAT, some SMB).
+NO_LINKS = frozenset({errno.EPERM, errno.EACCES, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP,
+                      errno.EMLINK})
+STALE_CLAIM = 30.0       # seconds a claim folder may stand without its file before it is stale
 
 
 def _temp_name(path: Path) -> Path:
@@ -33,8 +48,9 @@ def write_bytes_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> N
     Args:
         path: the file to replace.
         data: its new content.
-        exclusive: create the file only if it does not exist yet (atomic claim);
-            raises FileExistsError when it does.
+        exclusive: create the file only if it does not exist yet (atomic claim: a hard link,
+            or where links are refused an exclusive mkdir beside it, with one RuntimeWarning
+            per process and file system); raises FileExistsError when it does.
     """
     path = Path(path)
     tmp = _temp_name(path)
@@ -51,8 +67,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> N
     os.close(fd)
     try:
         if exclusive:
-            os.link(tmp, path)       # fails if path exists: an atomic create-if-absent
-            os.unlink(tmp)
+            _create_from(tmp, path)
         else:
             os.replace(tmp, path)
     except BaseException:
@@ -61,32 +76,109 @@ def write_bytes_atomic(path: Path, data: bytes, *, exclusive: bool = False) -> N
     fsync_dir(path.parent)
 
 
+def _create_from(tmp: Path, path: Path) -> None:
+    """Give the complete file tmp the name path only if path does not exist (FileExistsError).
+
+    A hard link is the atomic create-if-absent; where the file system refuses links, the name is
+    claimed with an atomic mkdir of `.<name>.claim` beside it (see _claim_by_mkdir).
+    """
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in NO_LINKS:
+            raise
+        warn_once("links", path, f"refuses hard links ({exc.strerror or exc}); NuBoard creates "
+                  "run.json and other claimed files there with an exclusive mkdir instead, "
+                  "which is atomic only where the file system makes mkdir atomic (across "
+                  "hosts, object-storage mounts such as s3fs and gcsfuse do not): do not start "
+                  "one run id from two hosts at once there (docs/team.md).")
+        _claim_by_mkdir(tmp, path)
+        return
+    os.unlink(tmp)
+
+
+def _claim_by_mkdir(tmp: Path, path: Path) -> None:
+    """Rename tmp to path unless path exists, holding the claim folder `.<name>.claim`.
+
+    The folder is made before the check and removed after the rename, so of two claimers one
+    renames and the other, finding the folder, waits for path to appear and raises
+    FileExistsError. A claim folder left by a claimer that died in between (it stood unchanged,
+    without its file, for STALE_CLAIM seconds of this process's own clock) is removed.
+    """
+    claim = path.with_name(f".{path.name}{CLAIM_SUFFIX}")
+    seen, since = None, None
+    while True:
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path))
+        try:
+            os.mkdir(claim)
+            break
+        except FileExistsError:
+            pass
+        try:
+            st = os.lstat(claim)
+            now = (st.st_ino, st.st_mtime_ns)
+        except FileNotFoundError:
+            continue                              # the claimer finished or gave up: look again
+        if now != seen:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since > STALE_CLAIM:
+            with contextlib.suppress(OSError):
+                os.rmdir(claim)
+            seen = None
+            continue
+        time.sleep(0.02)
+    try:
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path))
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.rmdir(claim)
+
+
 @contextlib.contextmanager
-def flock(path: "Path | str", *, missing_ok: bool = False) -> Iterator[None]:
+def flock(path: "Path | str", *, missing_ok: bool = False) -> Iterator[bool]:
     """Hold an exclusive lock between processes; the kernel frees it if the holder dies.
 
-    The lock is flock on `path`, created when missing (mode 0644). Where flock does not
-    exist, go on unlocked.
+    The lock is flock on `path`, created when missing (mode 0644). Yields whether the lock is
+    held: where flock does not exist, or the file system has no locks to give (flock fails with
+    ENOLCK, ENOSYS or EOPNOTSUPP: NFS without lockd, Lustre without -o flock), it goes on
+    unlocked (yields False), with one RuntimeWarning per process and file system naming it.
 
     missing_ok: where the lock file cannot be created (a read-only folder), go on unlocked
         instead of raising the OSError.
     """
     if fcntl is None:
-        yield
+        yield False
         return
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
     except OSError:
         if not missing_ok:
             raise
-        yield
+        yield False
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            if exc.errno not in NO_LOCKS:
+                raise
+            warn_once("locks", path, f"has no file locks (flock of {str(path)!r}: "
+                      f"{exc.strerror or exc}); NuBoard goes on without them there, so two "
+                      "processes changing one thing at the same moment (run.json from a job and "
+                      "an editor, an artifact's versions, saved views) are not ordered "
+                      "(docs/team.md).")
+            yield False
+            return
+        try:
+            yield True
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)   # also when a forked child holds a copy of fd
+            with contextlib.suppress(OSError):   # closing fd lets the lock go anyway
+                fcntl.flock(fd, fcntl.LOCK_UN)   # also when a forked child holds a copy of fd
     finally:
         os.close(fd)
 
@@ -97,53 +189,16 @@ def write_json_atomic(path: Path, doc: Any, *, exclusive: bool = False) -> None:
     write_bytes_atomic(path, data + b"\n", exclusive=exclusive)
 
 
-class NotRegularFileError(OSError):
-    """A path that NuBoard reads is a FIFO, socket, device or folder, not a regular file."""
-
-
-def open_regular(path: Path | str):
-    """Open a regular file for reading in binary mode; never block on anything else.
-
-    The path is checked with stat first, opened with O_NONBLOCK (so a FIFO swapped in after the
-    check cannot block the open) and checked again with fstat on the open descriptor. Raises
-    NotRegularFileError (an OSError, errno EINVAL) naming the path when it is not a regular
-    file, and the usual OSError when it is missing or unreadable.
-    """
-    path = os.fspath(path)
-    if not stat.S_ISREG(os.stat(path).st_mode):
-        raise NotRegularFileError(errno.EINVAL, "not a regular file", path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFileError(errno.EINVAL, "not a regular file", path)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def read_json(path: Path) -> Any:
-    """Read a JSON document; raises OSError or ValueError when it is missing or not JSON.
+    """Read a JSON document NuBoard wrote; raises OSError when it cannot be opened (missing,
+    or NotRegularFileError) and ValueError (documents.DocumentError) when it is not one.
 
-    Only a regular file is read (see open_regular); a lone surrogate escape or any other text
-    that is not valid UTF-8 once decoded, and a document nested too deep for the parser, is a
-    ValueError, like any other bad JSON.
+    documents.read_document with the rules of a plain record: only a regular file, at most
+    64 MB, nested at most 100 levels, valid JSON without a lone surrogate escape. A file of a
+    known kind (run.json, a manifest, views.json, the heartbeat) is read with its own kind's
+    rules: documents.read_document(path, kind).
     """
-    with open_regular(path) as fh:
-        data = fh.read()
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except RecursionError:
-        raise ValueError(f"{path}: nested too deep to read") from None
-    if b"\\ud" in data.lower():       # a surrogate escape: allowed only as a valid pair
-        try:
-            json.dumps(doc, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError(f"{path}: a lone surrogate escape ({exc.reason})") from None
-    return doc
+    return read_document(path, RECORD)
 
 
 def clean_stray_temps(folder: Path, names: "Iterable[str] | None" = None, *,

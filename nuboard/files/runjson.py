@@ -2,7 +2,10 @@
 
 An update is a read-modify-write under the run's lock (`.run.json.lock` beside run.json, flock),
 so that the training process (resume, finish, artifact links) and outside editors (the viewer,
-the CLI) never lose each other's change. The file is replaced atomically.
+the CLI) never lose each other's change. The file is replaced atomically. Where the file system
+has no locks (jsonfile.flock), updates go on unlocked: each is still whole, but two at once
+may lose one of them. A new run.json is created exclusively (create_run), with or without hard
+links.
 """
 from __future__ import annotations
 
@@ -13,7 +16,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .jsonfile import flock, read_json, write_json_atomic
+from . import documents
+from .documents import read_document
+from .jsonfile import flock, write_json_atomic
 from .sigterm import defer_sigterm
 
 RUN_JSON = "run.json"
@@ -45,8 +50,9 @@ def error_record(exc: BaseException) -> dict:
 
 
 def read_run(folder: "str | os.PathLike[str]") -> Any:
-    """The run.json of a run folder; raises OSError or ValueError when missing or not JSON."""
-    return read_json(Path(folder) / RUN_JSON)
+    """The run.json of a run folder, read with run.json's rules (documents.RUN_JSON); raises
+    OSError or ValueError when missing or not JSON."""
+    return read_document(Path(folder) / RUN_JSON, documents.RUN_JSON)
 
 
 @contextlib.contextmanager
@@ -71,7 +77,7 @@ def update_run(folder: "str | os.PathLike[str]", fn: Callable[[dict], Any], *,
     path = Path(folder) / RUN_JSON
     with run_lock(folder):
         try:
-            doc = read_json(path)
+            doc = read_document(path, documents.RUN_JSON)
         except (OSError, ValueError) as exc:
             if fallback is None:
                 raise

@@ -16,8 +16,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from . import layout, runjson
-from .jsonfile import read_json
+from . import documents, layout, runjson
 
 LOST_AFTER = 120.0
 LOST_INTERVALS = 3           # ... and older than this many of the run's heartbeat intervals
@@ -54,8 +53,11 @@ class HeartbeatWatch:
 
 
 def read_heartbeat(run_dir: Path) -> dict | None:
+    """The run's heartbeat record; None when it has none or it breaks the heartbeat's rules
+    (documents.HEARTBEAT: a regular file of at most 64 kB, nested at most 100 levels, JSON, an
+    object): then the run is judged by the file's mtime alone."""
     try:
-        doc = read_json(Path(run_dir) / layout.HEARTBEAT)
+        doc = documents.read_document(Path(run_dir) / layout.HEARTBEAT, documents.HEARTBEAT)
         return doc if isinstance(doc, dict) else None
     except (OSError, ValueError):
         return None

@@ -7,6 +7,7 @@ The factory (app.py) imports the pages; the pages import this module, never app.
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -58,7 +59,7 @@ def is_fragment() -> bool:
 def known_project(project: str) -> str:
     """The project named in the URL, or 404 (400 for a name that cannot be a project)."""
     try:
-        check_project(project)
+        project = check_project(project)
     except NuBoardError as exc:
         abort(400, description=str(exc))
     if project not in catalogs().projects():
@@ -76,7 +77,7 @@ def known_run(project: str, run_id: str) -> tuple[str, str]:
         check_folder_name(run_id, "run id")
     except NuBoardError as exc:
         abort(400, description=str(exc))
-    if not (layout.run_dir(root_dir(), project, run_id) / layout.RUN_JSON).is_file():
+    if not os.path.lexists(layout.run_dir(root_dir(), project, run_id) / layout.RUN_JSON):
         abort(404, description=f"Run {run_id!r} not found in project {project!r}.")
     return project, run_id
 

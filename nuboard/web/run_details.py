@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from nuboard.catalog.run_doc import cap_run_doc, check_run_doc, read_run_doc
+from nuboard.catalog.run_doc import NO_RUN_JSON, read_checked_run
 from nuboard.catalog.sync import flatten_config
 from nuboard.files import layout
 from nuboard.files.records import format_duration, parse_time, run_duration
@@ -141,17 +141,11 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
                  ) -> dict:
     """Everything the Overview tab shows, as plain data (also the page's JSON twin)."""
     folder = layout.run_dir(root, project, run_id)
-    try:
-        doc = read_run_doc(folder)
-    except FileNotFoundError:
-        raise RunMissing(f"Run {run_id!r} not found in project {project!r}.") from None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise RunUnreadable(_unreadable(run_id, str(getattr(exc, "strerror", None) or exc)
-                                        )) from None
-    why = check_run_doc(doc) if isinstance(doc, dict) else "run.json is not an object"
-    if why is not None:
+    doc, why, cut = read_checked_run(folder)     # as the catalog reads it: one rule for both
+    if doc is None:
+        if why == NO_RUN_JSON:
+            raise RunMissing(f"Run {run_id!r} not found in project {project!r}.")
         raise RunUnreadable(_unreadable(run_id, why))
-    doc, cut = cap_run_doc(doc)                  # a million tags: the first 1,000, noted
     now = time.time()
     status = run_status(folder, doc, now=now, watch=watch)
     env = doc.get("env") if isinstance(doc.get("env"), dict) else {}

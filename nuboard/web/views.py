@@ -11,8 +11,8 @@ from pathlib import Path
 from nuboard.catalog.engine import file_lock
 from nuboard.catalog.run_writes import mirror_views
 from nuboard.errors import NuBoardError
-from nuboard.files import layout
-from nuboard.files.jsonfile import read_json, write_json_atomic
+from nuboard.files import documents, layout
+from nuboard.files.jsonfile import write_json_atomic
 
 VIEWS_FILE = "views.json"
 MAX_VIEWS = 500
@@ -37,21 +37,24 @@ def read_views(root: Path, project: str) -> list[dict]:
 def read_views_noted(root: Path, project: str) -> tuple[list[dict], str | None]:
     """The usable saved views, and a note saying what of views.json was ignored (or None).
 
-    views.json is read as a regular file only; a file that is not JSON or not of the shape
-    {"views": [{"name": str, ...}]}, and each view whose parts have the wrong types, is
-    ignored, never an error.
+    views.json is read with its kind's rules (documents.VIEWS: a regular file of at most 16 MB,
+    nested at most 100 levels, JSON without a lone surrogate escape); a file that breaks them
+    or is not of the shape {"views": [{"name": str, ...}]}, and each view whose parts have the
+    wrong types, is ignored, never an error. A part that is null is taken as absent.
     """
     path = views_path(root, project)
     try:
-        doc = read_json(path)
+        doc = documents.read_document(path, documents.VIEWS)
     except FileNotFoundError:
         return [], None
-    except (OSError, ValueError) as exc:        # read_json: a too-deep document is a ValueError
-        return [], f"{VIEWS_FILE} cannot be read ({getattr(exc, 'strerror', None) or exc}); " \
-                   "its saved views are ignored."
+    except (OSError, ValueError) as exc:
+        why = documents.unreadable_reason(exc, documents.VIEWS)
+        return [], f"{VIEWS_FILE} cannot be read ({why}); its saved views are ignored."
     views = doc.get("views") if isinstance(doc, dict) else None
     if not isinstance(views, list):
         return [], f"{VIEWS_FILE} is not of the shape {{\"views\": [...]}}; it is ignored."
+    views = [{k: v for k, v in view.items() if v is not None} if isinstance(view, dict) else view
+             for view in views]                  # "runs": null is no runs, not a 500
     problems = [view_problem(v) for v in views]
     kept = [v for v, problem in zip(views, problems) if problem is None]
     bad = [problem for problem in problems if problem is not None]
