@@ -124,6 +124,7 @@ def test_a_resume_that_captures_nothing_keeps_what_the_run_recorded(root, repo):
     assert len(doc_of(again)["sessions"]) == 2
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_hanging_git_and_nvidia_smi_hold_init_about_two_seconds(root, repo, tmp_path, monkeypatch):
     """A git and an nvidia-smi that hang cannot hold nb.init for more than about two seconds."""
     bin_dir = fake_tool(tmp_path / "bin", "git", "#!/bin/sh\nsleep 60\n")
@@ -294,8 +295,9 @@ def test_ranks_of_one_launch_share_a_run_without_run_id(root):
     assert nb.read_scalars(folder, rank=1)["loss"].values.tolist() == [100.0 + s for s in range(5)]
     doc = json.loads((folder / "run.json").read_text())
     assert doc["world_size"] == 2 and doc["env"]["launcher"] == "torchrun"
-    # A restart of the same launch (same rendezvous and port) resumes that run.
-    again = run_child(RANK_SCRIPT, NUBOARD_DIR=str(root), **launch_env(0, 2, "29511"))
+    # A restart of the same launch's workers (the agent says so) resumes that run.
+    again = run_child(RANK_SCRIPT, NUBOARD_DIR=str(root), TORCHELASTIC_RESTART_COUNT="1",
+                      **launch_env(0, 2, "29511"))
     assert again.stdout.strip().splitlines()[-1] == run_id
     assert (folder / "events.r0.s1.log").is_file()
 

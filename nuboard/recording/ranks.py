@@ -41,7 +41,9 @@ def launch_key(env: "dict[str, str] | None" = None) -> str | None:
     """An identity that every rank of one launch shares, or None outside a known launcher.
 
     SLURM: the job and step ids; torchrun: the rendezvous id with the master's address and
-    port; Open MPI: the job id. A restarted torchrun agent keeps the key (same port and id).
+    port; Open MPI: the job id. A restarted torchrun agent keeps the key (same port and id),
+    and so does the next launch of the same command (a static rendezvous is always id 'none'
+    on one port): the launch file tells launches apart by time (launch.py).
     """
     env = os.environ if env is None else env
     if env.get("SLURM_JOB_ID") and env.get("SLURM_PROCID") is not None:
@@ -53,3 +55,17 @@ def launch_key(env: "dict[str, str] | None" = None) -> str | None:
         if env.get(var) and env.get("OMPI_COMM_WORLD_RANK") is not None:
             return f"mpi:{env[var]}"
     return None
+
+
+def launch_restart(env: "dict[str, str] | None" = None) -> tuple[int, bool]:
+    """How many times the launcher restarted this launch's workers (0 for the first ones), and
+    whether a torchrun agent did (True) or SLURM requeued the job (False).
+
+    torchrun: TORCHELASTIC_RESTART_COUNT; SLURM: SLURM_RESTART_COUNT; Open MPI never restarts.
+    """
+    env = os.environ if env is None else env
+    count = _int(env.get("TORCHELASTIC_RESTART_COUNT"))
+    if count is not None and count > 0:
+        return count, True
+    count = _int(env.get("SLURM_RESTART_COUNT")) if env.get("SLURM_JOB_ID") else None
+    return (count, False) if count is not None and count > 0 else (0, True)

@@ -5,7 +5,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from nuboard.errors import (
     InvalidArgumentError,
@@ -71,7 +71,8 @@ def init(
         run_id: the run's id and folder name; defaults to <YYYYMMDDTHHMM>-<8 hex> (UTC).
         resume: 'must' continues run_id and fails when it is missing; 'auto' creates it
             when missing. A resumed run writes the next session file. Values given on resume
-            (run_name, config, tags, notes, group) replace the stored ones.
+            (run_name, config, tags, notes, group) replace the stored ones. A run another
+            live process writes is not resumed (liveness.py).
         fork_from: (run_id, step): a new run starting from a copy of that run's points up
             to step, for every rank.
         capture_env: on rank 0, record git (commit, branch, remote, dirty) and the GPUs in
@@ -99,7 +100,8 @@ def init(
     Raises:
         ValueError: a name that is not a safe folder name (or a project segment such as
             'runs' that NuBoard uses inside a project), a dir that is a file or under one,
-            resume='must' for a missing run, a new run whose id exists, a missing fork parent,
+            resume='must' for a missing run, a new run whose id exists, a resume of a run
+            another live process writes (RunExistsError, naming it), a missing fork parent,
             a fork step outside int64, an untrackable device.
         TypeError: an argument or config of a type NuBoard cannot take.
         NuBoardError: the run.json of the run to resume cannot be read or is no object.
@@ -123,6 +125,9 @@ def init(
     parent_dir = _fork_parent(opts, runs)
     now_iso, host = runjson.now_iso(), hostname()
     existing = _existing(runs, run_id, resume, opts, ranks)
+    guard = launch is None and run_id is not None   # a launch's own ranks and restarts join
+    if guard:
+        _refuse_live(runs / run_id, existing, opts, ranks)
     prefixes = _prefixes(existing, opts.system_prefix, opts.timing_prefix, parent_dir)
     if run_id is None:
         run_id, folder = _claim_new_folder(runs)     # the last check is done: now write
@@ -130,32 +135,29 @@ def init(
         folder = runs / run_id
     doc = _first_doc(opts, run_id, existing, prefixes, ranks, now_iso, host)
     session, doc = _claim(folder, doc, existing, resume, opts, ranks, plan, parent_dir,
-                          prefixes, now_iso, host)
+                          prefixes, now_iso, host, guard)
     if launch is not None and ranks.rank == 0:
         from .launch import record_launch
-        record_launch(launch[0], launch[1], run_id)
+        record_launch(launch.path, launch.key, run_id)
     return _start_run(folder, doc, session, opts, ranks, plan, prefixes, host)
 
 
-def _launch_run_id(opts: InitOptions, ranks, runs: Path) -> tuple[str | None, str | None, tuple | None]:
-    """The run id, resume mode and launch file (path, key) of this process.
+def _launch_run_id(opts: InitOptions, ranks, runs: Path) -> tuple[str | None, str | None, Any]:
+    """The run id, resume mode and launch (launch.Launch) of this process.
 
-    Without a run_id in a multi-process launch (not a fork), rank 0 looks up the run its
-    launch key started (a restarted launch resumes it) and the other ranks wait for it.
+    Without a run_id in a multi-process launch (not a fork), rank 0 starts a new run, or,
+    when the launcher restarted the launch's workers, resumes the run this launch started;
+    the other ranks wait for the run this launch's rank 0 recorded.
     """
     run_id, resume = opts.run_id, opts.resume
     if run_id is not None or ranks.world_size <= 1 or opts.fork:
         return run_id, resume, None
     from . import launch as launches
-    from .ranks import launch_key
-    key = launch_key()
-    if key is None:
-        raise launches.no_launch_key(ranks.rank, ranks.world_size)
-    launch = (launches.launch_file(runs, key), key)
+    launch = launches.find_launch(runs, ranks.rank, ranks.world_size)
     if ranks.rank == 0:
-        run_id = launches.started_run(launch[0])          # a restarted launch resumes
+        run_id = launches.restarted_run(launch)
     else:
-        run_id = launches.wait_for_launch(launch[0], ranks.rank, key)
+        run_id = launches.wait_for_launch(launch, ranks.rank)
     if run_id is not None:
         resume = "auto"
     return run_id, resume, launch
@@ -190,6 +192,16 @@ def _existing(runs: Path, run_id: str | None, resume: str | None, opts: InitOpti
             f"Run {run_id!r} already exists in project {opts.project!r}: pass resume='must' to "
             "continue it, or leave run_id out to start a new run.")
     return existing
+
+
+def _refuse_live(folder: Path, existing: dict | None, opts: InitOptions, ranks) -> None:
+    """RunExistsError when another live process writes this rank of the run (liveness.py)."""
+    if existing is None and not folder.is_dir():
+        return
+    from .liveness import live_writer, refuse_live
+    writer = live_writer(folder, existing, ranks.rank)
+    if writer is not None:
+        raise refuse_live(folder.name, opts.project, ranks.rank, writer)
 
 
 def _first_doc(opts: InitOptions, run_id: str, existing: dict | None, prefixes: dict, ranks,
@@ -231,9 +243,10 @@ def _first_doc(opts: InitOptions, run_id: str, existing: dict | None, prefixes: 
 
 def _claim(folder: Path, doc: dict, existing: dict | None, resume: str | None,
            opts: InitOptions, ranks, plan, parent_dir: Path | None, prefixes: dict,
-           now_iso: str, host: str) -> tuple[int, dict]:
+           now_iso: str, host: str, guard: bool) -> tuple[int, dict]:
     """Record the environment, claim the run (rank 0) and this process's session log;
-    return (session, run.json as recorded)."""
+    return (session, run.json as recorded). With `guard`, rank 0 joins a run only while no
+    other live process writes it (judged again under the run's lock)."""
     from nuboard.recording.capture.plan import record_environment, write_environment_files
     fork = opts.fork
     env_files = record_environment(plan, doc, opts.code_dir) if ranks.rank == 0 else {}
@@ -246,6 +259,9 @@ def _claim(folder: Path, doc: dict, existing: dict | None, resume: str | None,
             # Claim the run by creating run.json (atomic link) before anything else is written.
             expected = 1 if fork else _next_session(folder, 0)
             doc["sessions"].append(_session_entry(expected, now_iso, host))
+            if fork:
+                from .fork import parent_inputs
+                doc["inputs"] = parent_inputs(parent_dir)
             try:
                 runjson.create_run(folder, doc)
             except FileExistsError:
@@ -261,17 +277,24 @@ def _claim(folder: Path, doc: dict, existing: dict | None, resume: str | None,
             else:
                 if fork:
                     from .fork import copy_history
+                    from .run_links import note_use
                     copy_history(parent_dir, folder, fork[1])
+                    root = folder.parents[len(opts.project.split("/")) + 1]
+                    for entry in doc["inputs"]:
+                        note_use(root, opts.project, folder.name, entry)
                 session = _claim_session(folder, 0)
                 if session != expected:       # another process took that log: say which we got
                     provisional = doc["sessions"][-1]
                     doc = _record_session(folder, opts.project, doc, doc,
                                           dict(provisional, session=session), provisional)
         if existing is not None:
+            if guard:
+                _refuse_live(folder, existing, opts, ranks)
             clean_stray_temps(folder)
-            session = _claim_session(folder, 0)
             doc = _record_session(folder, opts.project, existing, doc,
-                                  _session_entry(session, now_iso, host))
+                                  lambda: _session_entry(_claim_session(folder, 0), now_iso, host),
+                                  guard=guard)
+            session = doc["sessions"][-1]["session"]
     else:
         session = _claim_session(folder, ranks.rank)
         if existing is not None:
@@ -346,18 +369,27 @@ def _claim_session(folder: Path, rank: int) -> int:
         return session
 
 
-def _record_session(folder: Path, project: str, base: dict, mine: dict, entry: dict,
-                    replaces: dict | None = None) -> dict:
+def _record_session(folder: Path, project: str, base: dict, mine: dict,
+                    entry: "dict | Callable[[], dict]", replaces: dict | None = None, *,
+                    guard: bool = False) -> dict:
     """Add this process's session to run.json under the run's lock; return what was written.
 
     The file is read again under the lock, so the sessions (and edits) that other processes
     wrote since this one read `base` are kept: onto the file as it is now go only the fields
     this process changed from `base`, its session `entry` (instead of `replaces`, its own
-    provisional entry) and the status 'running'.
+    provisional entry) and the status 'running'. `entry` may be a function that claims the
+    session log and returns the entry: called under the lock, after the `guard` check, so the
+    process that gets the run holds the next session. With `guard`, RunExistsError when another
+    live process has started a session of the run meanwhile (nothing is written or claimed).
     """
     def add_session(current: dict) -> None:
         if not isinstance(current, dict):
             raise _not_an_object(folder, project)
+        if guard:
+            from .liveness import live_writer, refuse_live
+            writer = live_writer(folder, current, 0)
+            if writer is not None:
+                raise refuse_live(folder.name, project, 0, writer)
         world_size = max(_count(current.get("world_size")), _count(mine.get("world_size")))
         sessions = current.get("sessions")
         sessions = [s for s in sessions if s != replaces] if isinstance(sessions, list) else []
@@ -366,7 +398,7 @@ def _record_session(folder: Path, project: str, base: dict, mine: dict, entry: d
                 current[key] = value
         current["status"], current["end_time"] = "running", None
         current["world_size"] = world_size
-        current["sessions"] = sessions + [entry]
+        current["sessions"] = sessions + [entry() if callable(entry) else entry]
 
     def unreadable(exc: Exception) -> dict:
         raise _unreadable(folder, project, exc) from None
