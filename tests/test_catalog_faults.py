@@ -492,7 +492,8 @@ def test_row12_tmpfs_keeps_the_catalog_in_the_project(tmp_path, monkeypatch):
     mounted = _mount("-t", "tmpfs", "-o", "size=64m", "tmpfs", str(where))
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.strip()}")
-    monkeypatch.setenv("NUBOARD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("NUBOARD_CACHE_DIR", raising=False)     # set, it would hold the catalog
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     try:
         root = where / "experiments"
         write_run(root, tags=["t"], points={"loss": [(0, 1.0)]})
@@ -506,7 +507,7 @@ def test_row12_tmpfs_keeps_the_catalog_in_the_project(tmp_path, monkeypatch):
             assert sync(catalog).added == 1
             with catalog.writer.connect() as conn:
                 assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert not (tmp_path / "cache").exists()
+        assert not (tmp_path / "home" / ".cache").exists()
     finally:
         _umount(where)
 
@@ -540,7 +541,8 @@ def test_row12_no_wal_filesystems_move_the_catalog(tmp_path, monkeypatch, kind):
 @pytest.mark.parametrize("kind", ["ext4", "xfs", "btrfs", "tmpfs", "zfs", "overlay", "f2fs"])
 def test_row12_local_filesystems_keep_the_catalog(tmp_path, monkeypatch, kind):
     project = tmp_path / "exp" / "proj"
-    monkeypatch.setenv("NUBOARD_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("NUBOARD_CACHE_DIR", raising=False)     # set, it would hold the catalog
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     mounts = MOUNTS.format(kind_src="/dev/sdb1", mnt=tmp_path / "exp", kind=kind)
     assert not wal_unsafe(kind)
     assert why_not_here(project, mounts) is None

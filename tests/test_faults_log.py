@@ -301,7 +301,7 @@ def tiny_disk(tmp_path):
 FILLER = """
 import os, sys, time, nuboard as nb
 root = os.environ["TINY"]
-run = nb.init("p", dir=root, run_id="full", flush_interval=0.05, compact=False,
+run = nb.init("p", dir=root, run_id="full", flush_interval=0.05, compact=False, capture_env=False,
                 system_metrics=False, capture_console=False)   # count only the points logged here
 t0 = time.monotonic()
 

@@ -298,3 +298,44 @@ def test_an_unknown_version_is_one_missing_node_and_writes_nothing(root, fresh):
     ET.fromstring(svg_of(graph))
     with pytest.raises(ValueError, match="limit"):
         lineage_graph(catalogs, "datasets", "raw", 1, limit=0)
+
+
+def test_a_fork_lists_its_parents_inputs_so_lineage_goes_through_it(root, fresh):
+    """The parent trained on datasets/raw:v1; a fork of it goes on from those weights, so the
+    dataset's users include the fork, and the fork's checkpoint has the dataset upstream."""
+    nb.add_artifact("datasets", "raw", data_folder(root, "raw"), dir=root, type="dataset")
+    with nb.init("train", dir=root, run_name="parent", **QUIET) as parent:
+        parent.use_artifact("datasets/raw:v1")
+        for step in range(5):
+            parent.add_scalar("loss", 1.0 / (step + 1), step=step)
+    weights = root.parent / "fork.bin"
+    weights.write_bytes(b"w")
+    with nb.init("train", dir=root, run_name="fork", fork_from=(parent.id, 2), **QUIET) as fork:
+        fork.add_artifact("ckpt", weights, type="checkpoint")
+    inputs = json.loads((Path(fork.path) / "run.json").read_text())["inputs"]
+    assert [(i["project"], i["name"], i["version"], i["from_parent"]) for i in inputs] == \
+        [("datasets", "raw", 1, parent.id)]
+    users = lineage_graph(fresh(), "datasets", "raw", 1)
+    assert {n.name for n in users.column(1)} == {"parent", "fork"}
+    assert "train/ckpt:v1" in names(users, 2)
+    upstream = lineage_graph(fresh(), "train", "ckpt", 1)
+    assert names(upstream, -1) == {"fork"} and names(upstream, -2) == {"datasets/raw:v1"}
+
+
+def test_a_fork_leaves_out_a_hand_edited_input_that_is_not_a_version(root, fresh):
+    """A parent's inputs entry edited into a path ('../..') is not copied, nor followed when
+    the fork notes its uses."""
+    nb.add_artifact("datasets", "raw", data_folder(root, "raw"), dir=root, type="dataset")
+    with nb.init("train", dir=root, run_name="parent", **QUIET) as parent:
+        parent.use_artifact("datasets/raw:v1")
+        parent.add_scalar("loss", 1.0, step=0)
+    doc_path = Path(parent.path) / "run.json"
+    doc = json.loads(doc_path.read_text())
+    doc["inputs"].append({"project": "../..", "name": "../../../escape", "version": 1})
+    doc["inputs"].append({"project": "datasets", "name": "raw", "version": "1"})
+    doc_path.write_text(json.dumps(doc))
+    with nb.init("train", dir=root, run_name="fork", fork_from=(parent.id, 0), **QUIET) as fork:
+        pass
+    inputs = json.loads((Path(fork.path) / "run.json").read_text())["inputs"]
+    assert [(i["project"], i["name"], i["version"]) for i in inputs] == [("datasets", "raw", 1)]
+    assert not list(root.parent.rglob("escape*"))

@@ -7,6 +7,8 @@ nothing, and says which segment is the problem.
 from __future__ import annotations
 
 import os
+import sqlite3
+import unicodedata
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,6 +18,7 @@ from helpers_http import AppViewer
 
 import nuboard as nb
 from nuboard.errors import InvalidNameError
+from nuboard.files.layout import find_projects
 
 BAD = ["llm/runs", "llm/artifacts", "llm/views.json", "runs", "team/Runs/x", "llm/.nuboard"]
 
@@ -104,3 +107,74 @@ def test_a_name_that_displays_as_another_is_refused_everywhere(root, project):
         for path in (f"/p/{quote(project)}", f"/p/llm/.run/{quote(run_id)}"):
             reply = viewer.get(path)
             assert reply.status == 400 and rule in reply.text, (path, reply.status)
+
+
+# -- one name, one project, whatever its Unicode spelling -----------------------------------------
+
+NFC = unicodedata.normalize("NFC", "café/équipe")
+NFD = unicodedata.normalize("NFD", NFC)
+
+
+def test_nfc_and_nfd_spellings_are_one_project(root, tmp_path):
+    """'café' typed on Linux (NFC) and on a Mac (NFD): one folder, one project, in NFC."""
+    assert NFC != NFD
+    data = tmp_path / "a.txt"
+    data.write_text("a")
+    with nb.init(NFD, dir=root, run_name="mac", **QUIET) as mac:
+        mac.add_scalar("loss", 1.0, step=0)
+    with nb.init(NFC, dir=root, run_name="linux", **QUIET) as linux:
+        linux.add_scalar("loss", 1.0, step=0)
+    assert os.listdir(root) == [NFC.split("/")[0]]
+    assert os.listdir(root / NFC.split("/")[0]) == [NFC.split("/")[1]]
+    assert mac.project == linux.project == NFC
+    assert Path(mac.path).parent == Path(linux.path).parent == root / NFC / "runs"
+    made = nb.add_artifact(NFD, "raw", data, dir=root, type="dataset")
+    assert made.project == NFC and made.path.parent.parent.parent == root / NFC
+    assert nb.get_artifact(f"{NFC}/raw:v1", dir=root).path == made.path
+    assert sorted(r.name for r in nb.runs(NFD, dir=root)) == ["linux", "mac"]
+
+
+def test_a_folder_in_another_spelling_stays_the_project(root):
+    """A project folder spelled in NFD (by a NuBoard before names were NFC, or copied from a
+    Mac) is that project: new runs go into it, no NFC twin is made, it is listed once."""
+    loss_run(root, NFC, name="before")
+    os.rename(root / NFC.split("/")[0], root / NFD.split("/")[0])
+    os.rename(root / NFD.split("/")[0] / NFC.split("/")[1], root / NFD)
+    with nb.init(NFC, dir=root, run_name="after", **QUIET) as run:
+        run.add_scalar("loss", 1.0, step=0)
+    assert os.listdir(root) == [NFD.split("/")[0]]
+    assert Path(run.path).parent == root / NFD / "runs"
+    assert find_projects(root) == [NFC]
+    assert sorted(r.name for r in nb.runs(NFC, dir=root)) == ["after", "before"]
+
+
+def test_a_folder_whose_nfc_twin_exists_is_not_a_project(root):
+    """Both spellings on disk (two folders made before names were NFC): the NFC one is the
+    project, whichever spelling is given; the other is left as it is and not listed."""
+    loss_run(root, NFC, name="nfc")
+    loss_run(root, "other", name="x")
+    (root / NFD).mkdir(parents=True)
+    os.rename(root / "other" / "runs", root / NFD / "runs")
+    with nb.init(NFD, dir=root, run_name="given-nfd", **QUIET) as run:
+        run.add_scalar("loss", 1.0, step=0)
+    assert Path(run.path).parent == root / NFC / "runs"
+    assert find_projects(root) == [NFC]                        # "other" has no runs/ now
+    assert sorted(r.name for r in nb.runs(NFD, dir=root)) == ["given-nfd", "nfc"]
+    assert len(os.listdir(root / NFD / "runs")) == 1           # the twin's run is left alone
+
+
+def test_the_commands_the_viewer_and_the_tables_take_either_spelling(root):
+    """One catalog row per project, whichever spelling a command or a URL gives."""
+    loss_run(root, NFC, name="one")
+    assert nb.runs(NFD, dir=root).project == NFC
+    assert set(nb.history(NFD, dir=root).column("project").to_pylist()) == {NFC}
+    for spelling in (NFD, NFC):
+        out = invoke_cli("ls", spelling, "--dir", str(root))
+        assert out.exit_code == 0 and "one" in out.stdout, out.stderr
+    for catalog in root.rglob("catalog.sqlite"):
+        with sqlite3.connect(catalog) as conn:
+            assert conn.execute("select name from projects").fetchall() == [(NFC,)]
+    with AppViewer(root) as viewer:
+        for spelling in (NFD, NFC):
+            reply = viewer.get(f"/api/p/{quote(spelling)}/runs")
+            assert reply.status == 200 and "one" in reply.text, (spelling, reply.status)

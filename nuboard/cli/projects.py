@@ -36,7 +36,7 @@ def _known(root: Path) -> str:
 def check_project_exists(root: Path, project: str) -> str:
     """The project's name, checked: a valid name whose folder has `runs/` or `artifacts/`."""
     check_root(root)
-    check_project(project)
+    project = check_project(project)
     if not layout.runs_dir(root, project).is_dir() and \
             not (layout.project_dir(root, project) / "artifacts").is_dir():
         raise ProjectNotFoundError(

@@ -26,9 +26,38 @@ def resolve_root(dir: "str | os.PathLike[str] | None" = None) -> Path:
     return Path(dir)
 
 
+def nfc(text: str) -> str:
+    """text in Unicode normal form C (composed: 'é' as one character); ASCII as it is."""
+    if text.isascii():
+        return text
+    import unicodedata  # only for a name that needs it
+    return unicodedata.normalize("NFC", text)
+
+
 def project_dir(root: Path, project: str) -> Path:
-    """The folder of a project; '/' in the project name nests folders."""
-    return root.joinpath(*project.split("/"))
+    """The folder of a project; '/' in the project name nests folders.
+
+    Each segment is its NFC spelling, or, where no folder has that spelling, the folder there
+    whose name is another spelling of it (made by a NuBoard before names were NFC, or copied
+    from a Mac): one project, one folder. Where both exist, the NFC one is the project.
+    """
+    folder = Path(root)
+    for segment in project.split("/"):
+        folder = folder / _spelled(folder, segment)
+    return folder
+
+
+def _spelled(parent: Path, segment: str) -> str:
+    """The name of the folder under parent that is the segment, in whichever spelling."""
+    name = nfc(segment)
+    if name.isascii() or (parent / name).exists():
+        return name
+    try:
+        entries = os.listdir(parent)
+    except OSError:
+        return name
+    twins = sorted(e for e in entries if e != name and nfc(e) == name)
+    return twins[0] if twins else name
 
 
 def runs_dir(root: Path, project: str) -> Path:
@@ -109,14 +138,17 @@ def find_projects(root: Path) -> list[str]:
     """Every project under root ('llm', 'team/llm'): a folder with `runs/` or `artifacts/`.
 
     Projects nest, so the walk goes on below a project, but not into its `runs/` or
-    `artifacts/` folders, nor into any folder whose name starts with a dot.
+    `artifacts/` folders, nor into any folder whose name starts with a dot. Names are given in
+    NFC; a folder that is another spelling of a folder beside it spelled in NFC is not walked
+    (project_dir never picks it: the NFC one is the project).
     """
     found = []
     for folder, subdirs, _files in os.walk(root):
         here = Path(folder)
         is_project = here != Path(root) and ("runs" in subdirs or "artifacts" in subdirs)
         if is_project:
-            found.append("/".join(here.relative_to(root).parts))
+            found.append(nfc("/".join(here.relative_to(root).parts)))
         subdirs[:] = sorted(d for d in subdirs if not d.startswith(".")
-                            and not (is_project and d in SKIP_INSIDE_PROJECT))
-    return sorted(found)
+                            and not (is_project and d in SKIP_INSIDE_PROJECT)
+                            and (d.isascii() or nfc(d) == d or nfc(d) not in subdirs))
+    return sorted(set(found))

@@ -8,7 +8,7 @@ from typing import Iterable
 
 from nuboard.errors import InvalidNameError, InvalidTypeError
 
-from .layout import PROJECT_ENTRIES
+from .layout import PROJECT_ENTRIES, nfc
 
 MAX_SEGMENT = 128          # a project segment or a run id
 MAX_SCALAR_NAME = 256
@@ -79,14 +79,18 @@ def _misleading(text: str) -> str | None:
 
 
 def check_project(value: object) -> str:
-    """Check a project name; '/' nests projects, each segment a safe folder name.
+    """Check a project name and return it in Unicode NFC; '/' nests projects, each segment a
+    safe folder name.
 
-    A segment may not be a name the layout uses inside a project (runs, artifacts, ...,
-    compared without case, as a case-insensitive file system would): 'llm/runs' would be
-    a folder of project 'llm' itself.
+    NFC and NFD spellings of one name ('café' typed on Linux or on a Mac) are one project:
+    the name comes back in NFC, the spelling its folder has (layout.project_dir). A segment
+    may not be a name the layout uses inside a project (runs, artifacts, ..., compared without
+    case, as a case-insensitive file system would): 'llm/runs' would be a folder of project
+    'llm' itself.
     """
     if not isinstance(value, str):
         raise InvalidTypeError(f"project must be a str, not {type(value).__name__} ({value!r:.80})")
+    value = nfc(value)
     if len(value) > 4 * MAX_SEGMENT:
         raise InvalidNameError(f"project {_short(value)} is too long: at most {4 * MAX_SEGMENT} characters.")
     if not value:

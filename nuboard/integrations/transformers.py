@@ -87,7 +87,7 @@ class NuBoardCallback(_callbacks.TrainerCallback):
             config["model"] = model_config.to_dict()
         if self._ended is None:
             run_name = self._arguments["run_name"]
-            if run_name is None and args.run_name and args.run_name != args.output_dir:
+            if run_name is None and str(args.run_name or "").strip() and args.run_name != args.output_dir:
                 run_name = str(args.run_name)[:MAX_LABEL]
             arguments = dict(self._arguments, run_name=run_name, config=config)
         else:

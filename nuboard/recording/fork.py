@@ -1,4 +1,5 @@
-"""Forking: copy a parent run's points up to a step into a new run's own folder."""
+"""Forking: copy a parent run's points up to a step into a new run's own folder, and the
+versions it used into the new run's inputs."""
 from __future__ import annotations
 
 import os
@@ -6,9 +7,35 @@ import time
 from array import array
 from pathlib import Path
 
+from nuboard.artifacts.names import check_artifact_name
 from nuboard.eventlog import logfile
 from nuboard.eventlog.reader import RunReader
-from nuboard.files import layout
+from nuboard.files import layout, runjson
+from nuboard.files.names import check_project
+
+
+def parent_inputs(parent: Path) -> list[dict]:
+    """The versions the parent run used, as the fork's own inputs (each with `from_parent`,
+    the parent's id): the fork goes on from what the parent made of them, so the lineage of
+    a dataset reaches the fork through its parent. An unreadable run.json gives none."""
+    try:
+        doc = runjson.read_run(parent)
+    except (OSError, ValueError, RecursionError):
+        return []
+    found = doc.get("inputs") if isinstance(doc, dict) else None
+    inputs: list[dict] = []
+    for entry in found if isinstance(found, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        project, name, version = entry.get("project"), entry.get("name"), entry.get("version")
+        try:                    # a hand-edited entry is left out, never followed as a path
+            project, name = check_project(project), check_artifact_name(name)
+        except (TypeError, ValueError):
+            continue
+        if type(version) is int and version >= 1:
+            inputs.append({"project": project, "name": name, "version": version,
+                           "at": runjson.now_iso(), "from_parent": parent.name})
+    return inputs
 
 
 def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:

@@ -41,6 +41,16 @@ def check_interval(value: Any, what: str) -> float:
     return float(value)
 
 
+def check_shown_label(value: Any, what: str) -> str:
+    """A run_name or group: a label, and one with something to show (None leaves it unset)."""
+    value = check_label(value, what)
+    if not value.strip():
+        raise InvalidArgumentError(
+            f"{what} {value!r} has nothing to show: give it at least one visible character, "
+            f"or leave {what} out (None).")
+    return value
+
+
 def check_resume(value: Any) -> str | None:
     if value is None or value in RESUME_MODES:
         return value
@@ -129,6 +139,10 @@ def check_system_devices(value: Any) -> tuple[str, ...] | None:
         raise InvalidTypeError(
             f"system_devices must be a device name, a list of names or a torch.device, "
             f"not {value!r:.80}.")
+    if not items:
+        raise InvalidArgumentError(
+            f"system_devices {value!r} names no device: to sample no GPU, leave 'gpu' out of "
+            "system_metrics (system_metrics=['cpu', 'memory']); None tracks every GPU.")
     names: list[str] = []
     for item in items:
         name = _device_name(item)
@@ -200,7 +214,7 @@ def check_init_args(*, project, run_name, config, dir, tags, notes, group, run_i
                     ) -> InitOptions:
     """Every argument of nb.init checked, in this order; raises the first error found."""
     project = check_project("default" if project is None else project)
-    name_given = check_label(run_name, "run_name") if run_name is not None else None
+    name_given = check_shown_label(run_name, "run_name") if run_name is not None else None
     config_doc = None
     if config is not None:
         from .run_config import to_config  # dataclasses and datetime only when needed
@@ -209,7 +223,7 @@ def check_init_args(*, project, run_name, config, dir, tags, notes, group, run_i
     check_root(root, project)
     tags = check_tags(tags) if tags is not None else None
     notes = check_label(notes, "notes", MAX_NOTES) if notes is not None else None
-    group = check_label(group, "group") if group is not None else None
+    group = check_shown_label(group, "group") if group is not None else None
     if run_id is not None:
         check_folder_name(run_id, "run_id")
     resume = check_resume(resume)

@@ -76,6 +76,7 @@ class Run:
         self._writer = EventWriter(log, self._all, meta, flush_interval, heartbeat, self._groups)
         _live.add(self)
         _install_hooks()
+        note_cuda_device()
 
     # -- what nb.init recorded ------------------------------------------------------------
     @property
@@ -261,6 +262,8 @@ class Run:
         if not isinstance(self._series, dict):      # finished, or a forked child
             return self._series.get(name)
         check_scalar_name(name, () if internal else self._reserved)
+        if not internal:
+            note_cuda_device()
         s = self._all.get(name)
         if s is not None and s.group is not None:
             self._release(s.group)
@@ -350,11 +353,13 @@ class Run:
         if all_ranks is not None and not isinstance(all_ranks, bool):
             raise InvalidTypeError(f"all_ranks must be True, False or None, not {all_ranks!r:.80}.")
         wanted = self._timing_all_ranks if all_ranks is None else all_ranks
+        note_cuda_device()
         return Timer(self, name, enabled=self.rank == 0 or wanted)
 
     def flush(self) -> None:
         """Write everything buffered now (finish() does this too)."""
         if not self._finished and self._pid == os.getpid():
+            note_cuda_device()
             self._writer.flush()
 
     # -- artifacts ------------------------------------------------------------------------
@@ -543,10 +548,22 @@ def defers_sigterm(init):
     return wrapper
 
 
+def note_cuda_device() -> None:
+    """Tell the sampler the CUDA device of the thread that logs (nb.init, a new scalar name, a
+    timer, flush): CUDA's current device is per thread, and the sampler has its own."""
+    if "torch.cuda" in sys.modules:
+        from .capture.system import note_cuda_device as note
+        note()
+
+
 def _install_hooks() -> None:
     global _hooks_installed, _sigterm_installed, _previous_sigterm
     if not _hooks_installed:
         _hooks_installed = True
+        # The finish at exit runs after threading's shutdown, where an import that registers
+        # a threading exit hook fails ("can't register atexit after shutdown"): pyarrow's
+        # pandas check imports concurrent.futures.thread, so data.parquet was never written.
+        import concurrent.futures.thread  # noqa: F401
         atexit.register(_finish_at_exit)
         os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
                             after_in_child=_after_fork_in_child)

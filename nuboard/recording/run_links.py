@@ -59,10 +59,16 @@ def use_key(run_project: str, run_id: str) -> str:
     return hashlib.sha1(f"{run_project}/{run_id}".encode()).hexdigest()[:20] + ".json"
 
 
-def note_use(root: Path, run_project: str, run_id: str, artifact: "Artifact") -> None:
-    """Write the use note in the artifact's project; a folder we cannot write is skipped."""
-    folder = layout.project_dir(root, artifact.project) / "artifacts" / USES / artifact.name / \
-        f"v{artifact.version}"
+def note_use(root: Path, run_project: str, run_id: str, artifact: "Artifact | dict") -> None:
+    """Write the use note in the artifact's project; a folder we cannot write is skipped.
+
+    artifact: an Artifact, or an inputs entry of run.json ({"project", "name", "version"}).
+    """
+    if isinstance(artifact, dict):
+        project, name, version = artifact["project"], artifact["name"], artifact["version"]
+    else:
+        project, name, version = artifact.project, artifact.name, artifact.version
+    folder = layout.project_dir(root, project) / "artifacts" / USES / name / f"v{version}"
     target = folder / use_key(run_project, run_id)
     if target.exists():
         return

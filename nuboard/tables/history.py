@@ -19,6 +19,7 @@ import pyarrow as pa
 from nuboard.eventlog.parquet import ParquetChangedError, current_parquet_meta, read_table
 from nuboard.eventlog.source import check_keys, check_rank, rank_scalars
 from nuboard.files import layout
+from nuboard.files.names import check_project
 
 from .project import check_query, project_root, synced_catalog
 
@@ -148,6 +149,7 @@ def history(project: str, keys: "str | Iterable[str] | None" = None, query: str 
     now = time.time()
     match = key_matcher(keys)
     rank = check_rank(rank)
+    project = check_project(project)
     root = project_root(project, dir)
     query = check_query(query, now)
     from nuboard.catalog.run_reads import find_runs

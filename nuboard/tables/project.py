@@ -19,7 +19,7 @@ class ProjectNotFoundError(NuBoardError, ValueError):
 def project_root(project: object, dir: "str | os.PathLike[str] | None") -> Path:
     """The root folder (dir, else $NUBOARD_DIR, else ./experiments), with the project's name
     checked and its `runs/` folder there; else ProjectNotFoundError saying where it looked."""
-    check_project(project)
+    project = check_project(project)
     root = layout.resolve_root(dir)
     if not layout.runs_dir(root, project).is_dir():       # type: ignore[arg-type]
         where = f"no folder {str(layout.runs_dir(root, project))!r}"    # type: ignore[arg-type]

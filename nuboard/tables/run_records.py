@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from nuboard.errors import import_extra
 from nuboard.files import layout
+from nuboard.files.names import check_project
 
 from .project import check_query, project_root, synced_catalog
 from .run_columns import RUN_SCHEMA, SUMMARIES, RunColumns, build_columns, run_configs
@@ -108,6 +109,7 @@ def _when(created: dt.datetime | None) -> str:
 def runs(project: str, query: str | None = None, dir: "str | os.PathLike[str] | None" = None) -> Runs:
     """The project's runs that the query matches, newest first (nuboard.runs has the docs)."""
     now = time.time()
+    project = check_project(project)
     root = project_root(project, dir)
     query = check_query(query, now)
     from nuboard.catalog.table_reads import run_table_rows

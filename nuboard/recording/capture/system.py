@@ -17,8 +17,9 @@ os.times() for the process's CPU time everywhere; nvidia-smi through nuboard.rec
 this module imports nothing outside the standard library, and it never imports torch: the
 torch scalars are read only when the script has imported torch, the CUDA ones only when the
 script has initialized CUDA (torch.cuda.is_initialized()), so sampling never creates a CUDA
-context. The CUDA allocator figures are summed over the tracked devices, which is the current
-device's in the usual one-process-per-GPU set-up.
+context. The CUDA allocator figures are those of the current device of the thread that logs
+(torch.cuda.current_device() there, as note_cuda_device records it: CUDA's current device is
+per thread, and this sampler has its own), when system_devices tracks it.
 
 A source that fails once (raises, or nvidia-smi hangs past min(5, max(2, interval)) seconds) is dropped
 for the rest of the run with one warning; the others go on. Nothing raises into the training
@@ -318,11 +319,12 @@ class TorchAllocator:
         out: dict[str, float] = {}
         cuda = sys.modules.get("torch.cuda")
         if self.track_cuda and cuda is not None and not _importing(cuda) and cuda.is_initialized():
-            count = cuda.device_count()
-            indices = [i for i in (range(count) if self.devices is None else self.devices)
-                       if i < count]
-            out["torch/cuda_allocated_gb"] = sum(cuda.memory_allocated(i) for i in indices) / GIB
-            out["torch/cuda_peak_gb"] = sum(cuda.max_memory_allocated(i) for i in indices) / GIB
+            device = _logging_device
+            if device is None:          # not seen yet: the process's default device
+                device = cuda.current_device()
+            if self.devices is None or device in self.devices:
+                out["torch/cuda_allocated_gb"] = cuda.memory_allocated(device) / GIB
+                out["torch/cuda_peak_gb"] = cuda.max_memory_allocated(device) / GIB
         if self.track_mps:
             backend = sys.modules.get("torch.backends.mps")
             mps = sys.modules.get("torch.mps")
@@ -330,6 +332,23 @@ class TorchAllocator:
                 out["torch/mps_allocated_gb"] = mps.current_allocated_memory() / GIB
                 out["torch/mps_driver_gb"] = mps.driver_allocated_memory() / GIB
         return out
+
+
+_logging_device: "int | None" = None    # the CUDA device of the thread that logs, once known
+
+
+def note_cuda_device() -> None:
+    """Record the CUDA device current on the calling thread (the one that logs), once the
+    script has initialized CUDA; never raises, never initializes CUDA."""
+    global _logging_device
+    cuda = sys.modules.get("torch.cuda")
+    if cuda is None or _importing(cuda):
+        return
+    try:
+        if cuda.is_initialized():
+            _logging_device = int(cuda.current_device())
+    except Exception:           # a torch that cannot say: the sampler asks on its own thread
+        pass
 
 
 def _importing(module) -> bool:
