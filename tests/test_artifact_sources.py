@@ -154,12 +154,13 @@ def test_a_running_runs_files_cannot_be_referenced_from_any_project(root):
                      lambda: nb.add_artifact("datasets", "x", str(best), reference=True),
                      lambda: nb.add_artifact("llm", "x", str(best), reference=True),
                      lambda: nb.add_artifact("datasets", "x", str(root / "llm" / "runs"),
-                                             reference=True),        # folders that hold it
-                     lambda: nb.add_artifact("datasets", "x", str(root / "llm"), reference=True)):
+                                             reference=True)):       # a folder that holds it
             with pytest.raises(ValueError) as info:
                 call()
             assert str(info.value).startswith(f"run {run.id!r} is still running, so its files "
                                               "may change and cannot be referenced")
+        with pytest.raises(ValueError, match="contains the artifacts/ folder"):
+            nb.add_artifact("datasets", "x", str(root / "llm"), reference=True)   # a project
         out = cli(root, "artifact", "add", "other/x", str(best), "--ref", "--type", "model",
                   "--description", "d")
         assert out.returncode == 1

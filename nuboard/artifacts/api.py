@@ -34,7 +34,14 @@ from .manifest import (
     write_manifest,
 )
 from .names import check_artifact_name, check_type, parse_spec, parse_version, version_label
-from .paths import expand_variables, is_within, resolve_location, store_location
+from .paths import (
+    check_holds_no_versions,
+    check_listing_holds_no_versions,
+    expand_variables,
+    is_within,
+    resolve_location,
+    store_location,
+)
 
 
 class FileProblem(NamedTuple):
@@ -60,8 +67,11 @@ class Artifact(Mapping):
         self._entries = {f["path"]: f for f in manifest["files"]}
         location, self.unset_variables = resolve_location(
             manifest.get("base", "version"), manifest.get("location", "files"), project_path, path)
-        self.files = location.parent if manifest.get("single_file") and manifest.get("storage") == "reference" \
-            else location
+        if manifest.get("single_file") and manifest.get("storage") == "reference":
+            location = location.parent
+        # absolute, as the folder the files are under on this machine (a relative root or
+        # NUBOARD_DIR made it relative); one with an unset ${VAR} stays as written
+        self.files = location if self.unset_variables else Path(os.path.abspath(location))
 
     spec = property(lambda self: f"{self.project}/{self.name}:{version_label(self.version)}",
                     doc="'project/name:vN', the string get_artifact and use_artifact take.")
@@ -168,17 +178,6 @@ def _producer(producer: Any) -> dict | None:
                            f"not {builtins.type(producer).__name__}")
 
 
-def _check_not_artifacts(real: Path, project_path: Path, root: Path) -> None:
-    arts = folders.artifacts_dir(project_path).resolve()
-    root_real = root.resolve()
-    inside = is_within(real, arts) or any(
-        p.name == folders.ARTIFACTS and is_within(p, root_real) and p != root_real for p in real.parents)
-    if inside or is_within(arts, real):
-        raise InvalidArgumentError(
-            f"path {str(real)!r} is {'inside' if inside else 'a folder that contains'} an artifacts/ "
-            "folder: a version cannot hold other versions. Give the file or folder of the data itself.")
-
-
 def _run_of(real: Path, project_path: Path) -> str | None:
     """The run id when `real` is inside a run folder of the project, else None."""
     runs = (project_path / "runs").resolve()
@@ -269,7 +268,7 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
                                   + (f" (it expands to {expanded!r})" if expanded != given else "")
                                   + ": give an existing file or folder.")
     real = Path(expanded).resolve()
-    _check_not_artifacts(real, project_path, root)
+    check_holds_no_versions(given, real, project_path, root)
     run_id = _run_of(real, project_path)
     single = real.is_file()
     if not single and not real.is_dir():
@@ -277,6 +276,7 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
     left_out: list = []
     listing = list(walk_files(real, progress, left_out))
     left_out.sort()
+    check_listing_holds_no_versions(given, real, listing)
     if reference:
         _refuse_running(real, listing)
     if not listing:
@@ -295,7 +295,8 @@ def _checked_again(source: SourceInfo, path: Any, project_path: Path, root: Path
                                f"not {builtins.type(source).__name__}")
     if not isinstance(path, (str, os.PathLike)) or os.fspath(path) != source.given:
         raise InvalidArgumentError(f"source_info is for path {source.given!r}, not {path!r:.200}")
-    _check_not_artifacts(source.real, project_path, root)
+    check_holds_no_versions(source.given, source.real, project_path, root)
+    check_listing_holds_no_versions(source.given, source.real, source.listing)
     if reference:
         _refuse_running(source.real, source.listing)
     return source._replace(run_id=_run_of(source.real, project_path))
@@ -445,7 +446,8 @@ def get_artifact(spec: str, *, project: str | None = None, dir=None) -> Artifact
         number = folders.latest_version(project_path, name)
         if number is None:
             unlinked = folders.list_versions(project_path, name, unlinked=True)
-            extra = (f" ({len(unlinked)} unlinked; restore one with restore_version)" if unlinked else "")
+            extra = (f" ({len(unlinked)} unlinked; restore one with 'nuboard artifact restore "
+                     f"{proj}/{name}:{version_label(unlinked[-1])}')" if unlinked else "")
             raise ArtifactNotFoundError(
                 f"Artifact {proj}/{name} has no versions in {project_path}{extra}. "
                 f"List them with 'nuboard artifact ls {proj}'.")

@@ -368,7 +368,7 @@ def review_lines(form: AddForm, target: Target, source: SourceInfo) -> list[str]
               f"{form.path}  ({source_summary(source)})",
               form.store or "",
               form.type or "",
-              form.description or "",
+              form.description or "none",
               checksum_text(form),
               meta_summary(form.metadata))
     return [f"  {i}  {label:<13}{value}" for i, (label, value) in enumerate(zip(REVIEW_LABELS, values), 1)]
@@ -385,6 +385,11 @@ _MISSING = {
 }
 
 
+# What a path inside a run of the version's project gets when the type or description is left
+# out: what promote_run_path gives (spec/artifacts.md, "From a run's files").
+RUN_PATH_DEFAULTS = {"type": "other", "description": None}
+
+
 class FormCheck(NamedTuple):
     """What check_form found: the problems, and the target and source when they passed."""
     problems: list[str]
@@ -397,20 +402,30 @@ def check_form(form: AddForm, root: Path) -> FormCheck:
     complete), with the checked target and source. The source is also kept in form.source
     when the form is complete, so add_artifact can write it without listing the path again.
 
-    Required are the name, the path, the store, the type and the description. The messages
-    come in the form's order: name, path, store, type, description.
+    Required are the name, the path, the store, the type and the description; for a path
+    inside a run of the project, the type and description are not (RUN_PATH_DEFAULTS: type
+    other and no description, as promote_run_path). The messages come in the form's order:
+    name, path, store, type, description.
     """
     target, target_problem = _check_field(form, "target", check_target, root)
     store_value, store_problem = _check_field(form, "store", parse_store)
     project = target.project if target else None
     source, path_problem = _check_field(form, "path", check_path, root, project,
                                         reference=store_value == "reference")
-    _, type_problem = _check_field(form, "type", parse_type)
-    _, description_problem = _check_field(form, "description", parse_description)
+    optional = in_run_of_project(source)
+    _, type_problem = _check_field(form, "type", parse_type, optional=optional)
+    _, description_problem = _check_field(form, "description", parse_description,
+                                          optional=optional)
     problems = [p for p in (target_problem, path_problem, store_problem, type_problem,
                             description_problem) if p]
     form.source = source if not problems else None
     return FormCheck(problems, target, source)
+
+
+def in_run_of_project(source: SourceInfo | None) -> bool:
+    """Whether a checked path is inside a run of the version's project: then the type and
+    the description may be left out (RUN_PATH_DEFAULTS), and the run is the producer."""
+    return source is not None and source.run_id is not None
 
 
 def check_all(form: AddForm, root: Path) -> list[str]:
@@ -418,11 +433,13 @@ def check_all(form: AddForm, root: Path) -> list[str]:
     return check_form(form, root).problems
 
 
-def _check_field(form: AddForm, name: str, check, *args, **kwargs) -> tuple[object, str | None]:
-    """(the checked value, None), or (None, the message naming the flag) when missing or wrong."""
+def _check_field(form: AddForm, name: str, check, *args, optional: bool = False,
+                 **kwargs) -> tuple[object, str | None]:
+    """(the checked value, None), or (None, the message naming the flag) when missing (unless
+    optional) or wrong."""
     value = getattr(form, name)
     if value is None:
-        return None, _MISSING[name]
+        return None, None if optional else _MISSING[name]
     try:
         return check(value, *args, **kwargs), None
     except FieldError as exc:           # the messages are joined with '; ' and end in one '.'

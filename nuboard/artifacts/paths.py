@@ -1,4 +1,5 @@
-"""Where a version's files are: how a reference's path is stored, and found again on use.
+"""Where a version's files are: which paths a version may take (never one in or around a
+project's artifacts/ folder), how a reference's path is stored, and found again on use.
 
 A reference is stored as one of three bases:
   'project'     relative to the project folder (runs/<run>/files/best.pt), so the project can move;
@@ -13,6 +14,11 @@ import re
 from pathlib import Path
 
 from nuboard.errors import InvalidArgumentError
+from nuboard.files import layout
+
+from .manifest import MANIFEST
+from .names import version_of_folder
+from .version_folders import ARTIFACTS, UNLINKED
 
 DATA_DIR_VAR = "NUBOARD_DATA_DIR"
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
@@ -56,6 +62,116 @@ def expand_variables(text: str, environ: "os._Environ[str] | dict | None" = None
 def is_within(path: Path, folder: Path) -> bool:
     """Whether `path` is `folder` or lies inside it (both already resolved)."""
     return path == folder or folder in path.parents
+
+
+def check_holds_no_versions(given: str, real: Path, project_path: Path, root: Path) -> None:
+    """Refuse a path for a new version of `project_path` that would hold versions: one inside a
+    project's artifacts/ folder, or one that contains such a folder (the project itself, any
+    project under root, root, a folder above it).
+
+    Every project under root counts (nested ones too), the project the version is for even
+    before its artifacts/ folder exists; outside root, a version folder of any project
+    (artifacts/<name>/v<N>/ with its manifest.json); check_listing_holds_no_versions adds the
+    versions a folder's listing reaches through links.
+
+    Raises:
+        InvalidArgumentError: naming the path, the artifacts/ folder and the rule.
+    """
+    top = root.resolve()
+    inside = _project_artifacts_around(real, top) or _version_folder_around(real)
+    if inside is not None:
+        _refuse(given, "is inside", inside)
+    own = (project_path / ARTIFACTS).resolve()
+    held = own if is_within(own, real) else _project_artifacts_below(real, top)
+    if held is not None:
+        _refuse(given, "contains", held)
+
+
+def check_listing_holds_no_versions(given: str, real: Path, listing: list) -> None:
+    """Refuse a folder whose listing holds a version's manifest (a folder v<N>/ with a
+    manifest.json that is, on its real path, artifacts/<name>/v<N>/ or an unlinked one),
+    such as a project of another root, or a link to another project's versions.
+
+    Raises:
+        InvalidArgumentError: naming the path, the file and the rule.
+    """
+    if len(listing) == 1 and not real.is_dir():
+        return                          # a file: check_holds_no_versions looked at its folders
+    for rel, _ in listing:              # a million paths: one endswith each
+        if not rel.endswith("/" + MANIFEST):
+            continue
+        parts = rel.split("/")
+        if version_of_folder(parts[-2]) is None:
+            continue
+        folder = Path(os.path.realpath(real.joinpath(*parts[:-1])))
+        if _is_version_folder(folder.parts):
+            _refuse(given, "holds", folder.parents[1 if folder.parts[-3] == ARTIFACTS else 2],
+                    f" (its {rel!r} is a version's manifest)")
+
+
+def _refuse(given: str, how: str, folder: Path, extra: str = "") -> None:
+    raise InvalidArgumentError(
+        f"path {given!r} {how} the artifacts/ folder {str(folder)!r}{extra}: a version cannot hold "
+        "versions, so a path inside a project's artifacts/ folder, or one that contains one (such "
+        "as a project folder), is refused. Give the file or folder of the data itself.")
+
+
+def _is_version_folder(parts: "tuple[str, ...]") -> bool:
+    """Whether the path parts end in artifacts/<name>/v<N> or artifacts/.unlinked/<name>/v<N>."""
+    if len(parts) < 3 or version_of_folder(parts[-1]) is None:
+        return False
+    return parts[-3] == ARTIFACTS or (len(parts) >= 4 and parts[-3] == UNLINKED
+                                      and parts[-4] == ARTIFACTS)
+
+
+def _version_folder_around(path: Path) -> Path | None:
+    """The artifacts/ folder of the version folder (with its manifest) that holds `path`."""
+    for folder in (path, *path.parents):
+        if _is_version_folder(folder.parts) and (folder / MANIFEST).is_file():
+            return folder.parents[1] if folder.parts[-3] == ARTIFACTS else folder.parents[2]
+    return None
+
+
+def _is_project(folder: Path) -> bool:
+    """A project folder, as layout.find_projects tells one: it has runs/ or artifacts/."""
+    return (folder / "runs").is_dir() or (folder / ARTIFACTS).is_dir()
+
+
+def _project_artifacts_around(path: Path, root: Path) -> Path | None:
+    """The artifacts/ folder of a project under root that is `path` or holds it, walking from
+    root down as layout.find_projects does (not into a project's runs/, nor a dot folder)."""
+    if not is_within(path, root) or path == root:
+        return None
+    here = root
+    for part in path.relative_to(root).parts:
+        if part.startswith("."):
+            return None
+        if here != root and _is_project(here):
+            if part == ARTIFACTS:
+                return here / ARTIFACTS
+            if part == "runs":
+                return None
+        here = here / part
+    return None
+
+
+def _project_artifacts_below(path: Path, root: Path) -> Path | None:
+    """The artifacts/ folder (there or not yet) of a project under root that `path` is or
+    contains; root itself and a folder above it contain every project."""
+    if is_within(root, path):
+        found = layout.find_projects(root)
+        return root.joinpath(*found[0].split("/"), ARTIFACTS) if found else None
+    if not is_within(path, root):
+        return None
+    here = root
+    for part in path.relative_to(root).parts:       # in a project's runs/: no project below
+        if part.startswith(".") or (here != root and _is_project(here) and part == "runs"):
+            return None
+        here = here / part
+    if _is_project(path):
+        return path / ARTIFACTS
+    found = layout.find_projects(path) if path.is_dir() else []
+    return path.joinpath(*found[0].split("/"), ARTIFACTS) if found else None
 
 
 def store_location(given: "str | os.PathLike[str]", real: Path, project_path: Path) -> tuple[str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from nuboard.artifacts.form import (
+    RUN_PATH_DEFAULTS,
     AddForm,
     check_form,
     check_path,
@@ -115,7 +116,8 @@ def _add_version(form: AddForm, root: Path):
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
-            made = add_artifact(target.project, target.name, form.path, type=form.type,
+            made = add_artifact(target.project, target.name, form.path,
+                                type=form.type or RUN_PATH_DEFAULTS["type"],
                                 metadata=metadata, reference=form.store == "reference",
                                 checksum=bool(form.checksum), description=form.description,
                                 dir=root, source_info=form.source, **options)
@@ -166,7 +168,9 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
     In a terminal, whatever is not given is asked for, one field at a time, then reviewed
     before anything is written. Without a terminal, or with --no-input, the name, the path,
     --ref or --copy, --type and --description are required, and every problem is reported at
-    once. A path inside a run of the project makes that run the version's producer.
+    once. A path inside a run of the project makes that run the version's producer, and
+    --type and --description may be left out there (type other, no description; a terminal
+    offers them as the defaults).
 
     \b
     Examples:
@@ -174,8 +178,7 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
           --type dataset --description "FineWeb-Edu, Oct 2026 snapshot, deduplicated" \\
           --meta tokens=12B --meta dedup=true --meta rows=1200000
       nuboard artifact add llm-pretrain/best \\
-          experiments/llm-pretrain/runs/<run>/files/best.safetensors --copy \\
-          --type checkpoint --description "best validation loss"
+          experiments/llm-pretrain/runs/<run>/files/best.safetensors --copy
       nuboard artifact add          # asks for everything
     """
     if ref and copy:
@@ -189,7 +192,9 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
                    checksum=checksum, metadata=items)
     found = check_form(form, root).problems + problems
     interactive = not no_input and stdin_is_terminal() and stdout_is_terminal()
-    if interactive and found:              # something to ask: a value missing or wrong
+    # Left out for a path inside a run of the project: the defaults, offered in a terminal.
+    defaulted = form.type is None or form.description is None
+    if interactive and (found or defaulted):   # something to ask: missing, wrong or defaulted
         form = _fix_in_wizard(form, problems, root)
         if form is None:
             click.echo("Nothing was written.")

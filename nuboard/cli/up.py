@@ -10,6 +10,8 @@ from nuboard.files.layout import resolve_root
 from .options import catalog_option, debug_option
 from .projects import check_root
 
+READ_ONLY_WITH_EDITS = ("--read-only refuses every edit and --edit-artifacts turns the artifact edits "
+                        "on: give one of them, not both.")
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?", re.IGNORECASE)
 
 
@@ -42,7 +44,8 @@ def check_host_name(value: str) -> str:
 @click.option("--edit-artifacts", is_flag=True,
               help="Show and accept the forms that add and unlink artifact versions.")
 @click.option("--read-only", is_flag=True,
-              help="Refuse every edit, notes and saved views included.")
+              help="Refuse every edit, notes and saved views included (not with "
+                   "--edit-artifacts).")
 @catalog_option
 @debug_option
 def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[str, ...],
@@ -61,6 +64,8 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
       nuboard up /lab/experiments --host 0.0.0.0 --read-only \\
           --catalog postgresql+psycopg://nuboard@db.lab.example/nuboard
     """
+    if read_only and edit_artifacts:
+        raise click.UsageError(READ_ONLY_WITH_EDITS)
     from nuboard.web.app import create_app
     from nuboard.web.server import DEFAULT_PORT, serve
     root = resolve_root(directory)

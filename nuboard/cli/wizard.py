@@ -21,12 +21,14 @@ from nuboard.artifacts import SourceInfo
 from nuboard.artifacts.form import (
     FLAGS,
     REVIEW_FIELDS,
+    RUN_PATH_DEFAULTS,
     AddForm,
     FieldError,
     Target,
     apply_meta_command,
     check_path,
     check_target,
+    in_run_of_project,
     meta_lines,
     parse_description,
     parse_store,
@@ -117,9 +119,10 @@ class _Wizard:
     def fail(self, text: object) -> None:
         self.say(f"  ✗ {text}")
 
-    def read(self, field: str, default: str | None) -> object:
-        """The answer to a field's question: BACK for '<', the default for an empty answer."""
-        shown = f" [{default}]" if default else ""
+    def read(self, field: str, default: str | None, *, optional: bool = False) -> object:
+        """The answer to a field's question: BACK for '<', the default for an empty answer
+        ('' for an optional field without one, shown as [none])."""
+        shown = f" [{default}]" if default else " [none]" if optional else ""
         text = ask_line(f"{PROMPTS[field]}{shown}: ").strip()
         if text == BACK_WORD:
             return BACK
@@ -134,10 +137,11 @@ class _Wizard:
         asker: Callable[[], object] = getattr(self, f"ask_{field}")
         return asker()
 
-    def ask_until(self, field: str, default: str | None, accept: Callable[[str], None]) -> object:
+    def ask_until(self, field: str, default: str | None, accept: Callable[[str], None], *,
+                  optional: bool = False) -> object:
         """Ask a field again after each ✗ until `accept` takes the answer (or '<' is typed)."""
         while True:
-            answer = self.read(field, default)
+            answer = self.read(field, default, optional=optional)
             if answer is BACK:
                 return BACK
             try:
@@ -181,14 +185,21 @@ class _Wizard:
         return result
 
     def ask_type(self) -> object:
+        """The type; for a path inside a run of the project, other unless told (as the
+        flags and promote_run_path)."""
         def accept(text: str) -> None:
             self.form.type = parse_type(text)
-        return self.ask_until("type", self.form.type, accept)
+        default = self.form.type or (RUN_PATH_DEFAULTS["type"] if self.in_run() else None)
+        return self.ask_until("type", default, accept)
 
     def ask_description(self) -> object:
+        """The description; for a path inside a run of the project it may be left out."""
+        optional = self.in_run()
+
         def accept(text: str) -> None:
-            self.form.description = parse_description(text)
-        return self.ask_until("description", self.form.description, accept)
+            self.form.description = None if optional and not text.strip() \
+                else parse_description(text)
+        return self.ask_until("description", self.form.description, accept, optional=optional)
 
     def ask_checksum(self) -> object:
         def accept(text: str) -> None:
@@ -222,6 +233,19 @@ class _Wizard:
 
     def project(self) -> str | None:
         return self.target.project if self.target else None
+
+    def in_run(self) -> bool:
+        """Whether the path, as last checked for the project, is inside one of its runs."""
+        return self.target is not None and self.source is not None \
+            and self.source.given == self.form.path and in_run_of_project(self.source)
+
+    def ask_missing(self) -> None:
+        """After a change from the review: ask the type and description again when they were
+        left out for a run's path and the path (or project) no longer is one."""
+        for field in ("type", "description"):
+            if getattr(self.form, field) is None and not self.in_run():
+                while self.ask(field) is BACK:
+                    pass
 
     def path_checked_later(self) -> bool:
         """Whether the path is still to be asked in this pass (so no need to re-check it now)."""
@@ -333,6 +357,7 @@ class _Wizard:
                     return BACK
                 if answer.isdigit() and 1 <= int(answer) <= len(REVIEW_FIELDS):
                     if self.change(REVIEW_FIELDS[int(answer) - 1]):
+                        self.ask_missing()
                         break
                     continue
                 self.fail(f"{answer!r} is not y, a line number 1-{len(REVIEW_FIELDS)}, < or q")

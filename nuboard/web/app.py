@@ -10,7 +10,7 @@ from werkzeug.routing import PathConverter
 
 from nuboard import __version__
 from nuboard.catalog.project_catalog import CATALOG_UNAVAILABLE, unavailable_message
-from nuboard.errors import NuBoardError
+from nuboard.errors import InvalidArgumentError, NuBoardError
 from nuboard.files import layout
 
 from . import security
@@ -33,9 +33,16 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
             names and addresses).
         allowed_hosts: more names to accept (a reverse proxy's), as --allowed-host gives them.
         edit_artifacts: show and accept the artifact forms (the second part of the viewer).
-        read_only: refuse every edit (notes, saved views).
+        read_only: refuse every edit (notes, saved views); not with edit_artifacts.
         sync_every: seconds between background syncs of a project's catalog.
+
+    Raises:
+        InvalidArgumentError: read_only and edit_artifacts together (read-only means no edit).
     """
+    if read_only and edit_artifacts:
+        raise InvalidArgumentError(
+            "read_only=True refuses every edit and edit_artifacts=True turns the artifact "
+            "edits on: give one of them, not both (nuboard up: --read-only or --edit-artifacts).")
     root = layout.resolve_root(root)
     app = Flask("nuboard.web", template_folder=str(layout.resource_dir("templates")),
                 static_folder=str(layout.resource_dir("static")), static_url_path="/static")

@@ -1,9 +1,10 @@
 """Adding, unlinking and restoring versions from the viewer (only with --edit-artifacts).
 
 Registered only when the viewer was started with --edit-artifacts, so without it every
-route here is a 404. Each POST passes the CSRF token and Origin checks (security.py). The
-files change first (add_artifact, unlink_version, restore_version, each all or nothing);
-the catalog is synced after.
+route here is a 404; never on a --read-only viewer, which refuses every edit (create_app
+raises for both, and `nuboard up --read-only --edit-artifacts` is a usage error). Each POST
+passes the CSRF token and Origin checks (security.py). The files change first (add_artifact,
+unlink_version, restore_version, each all or nothing); the catalog is synced after.
 """
 from __future__ import annotations
 

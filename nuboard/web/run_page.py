@@ -5,8 +5,9 @@ from flask import Blueprint, abort, render_template, request
 
 from nuboard.catalog.run_reads import run_scalar_rows
 from nuboard.errors import NuBoardError
-from nuboard.files import layout
-from nuboard.files.edits import EditConflictError, edit_notes
+from nuboard.files import layout, runjson
+from nuboard.files.edits import EditConflictError, edit_notes, notes_fingerprint
+from nuboard.files.names import MAX_NOTES
 
 from .charts import chart_context
 from .console_text import ConsoleView, read_console_file
@@ -24,11 +25,15 @@ from .context import (
 )
 from .run_details import RunMissing, RunUnreadable, run_overview
 from .run_results import scalar_results
+from .security import form_limit
 from .timeline_data import produced_versions
 
 run_page = Blueprint("run", __name__)
 run_page.url_value_preprocessor(load_project)
 TABS = ("overview", "console", "files", "charts")
+# The notes form's largest body: MAX_NOTES characters of up to 4 UTF-8 bytes, each byte
+# url-encoded as %XX, and room for the other fields.
+NOTES_FORM_BYTES = MAX_NOTES * 4 * 3 + 64 * 1024
 
 
 def overview(project: str, run_id: str) -> dict:
@@ -67,6 +72,25 @@ def with_made_versions(outputs: list[dict], made: list[dict]) -> list[dict]:
                       for v in made if (v["project"], v["name"], v["version"]) not in named]
 
 
+def with_notes_base(run: dict) -> dict:
+    """The Overview's data with `notes_base`, what the notes form names as the notes it was
+    opened with: the fingerprint of the whole notes. Notes over MAX_NOTES (written by another
+    tool) are shown cut, so for those run.json is read again; if it changed meanwhile, the base
+    is the shown text's, which a save then finds stale (409), as it is."""
+    shown = run.get("notes")
+    whole = shown
+    if isinstance(shown, str) and len(shown) == MAX_NOTES:      # perhaps cut: read them whole
+        try:
+            doc = runjson.read_run(layout.run_dir(root_dir(), run["project"], run["id"]))
+            notes = doc.get("notes") if isinstance(doc, dict) else None
+        except (OSError, ValueError, RecursionError):
+            notes = None
+        if isinstance(notes, str) and notes[:MAX_NOTES] == shown:
+            whole = notes
+    run["notes_base"] = notes_fingerprint(whole)
+    return run
+
+
 def console_view(project: str, run_id: str) -> ConsoleView:
     """The run's files/output.log as a terminal shows it; nothing when it leads outside."""
     fh = open_file_inside(layout.run_dir(root_dir(), project, run_id), f"{layout.FILES}/output.log")
@@ -84,7 +108,7 @@ def details(project: str, run_id: str):
         return with_results(overview(project, run_id))
     if tab not in TABS:
         abort(404, description=f"No tab {tab!r}: use one of {', '.join(TABS)}.")
-    run = (with_results(overview(project, run_id)) if tab == "overview"
+    run = (with_notes_base(with_results(overview(project, run_id))) if tab == "overview"
            else tab_overview(project, run_id))
     context = {"project": project, "run": run, "tab": tab}
     if tab == "console":
@@ -119,23 +143,31 @@ def console_json(project: str, run_id: str):
 
 
 @run_page.post("/p/<project:project>/.run/<run_id>/notes")
+@form_limit(NOTES_FORM_BYTES)
 @edits_allowed("notes cannot be edited")
 def notes(project: str, run_id: str):
-    """Replace the notes, if they are still what the form was opened with (else 409)."""
+    """Replace the notes, if they are still what the form was opened with (else 409): the
+    form names them by base_sha256 (with_notes_base), or as text (base, base_set)."""
     form = request.form
     text = form.get("notes", "").replace("\r\n", "\n")
-    base = form.get("base") if form.get("base_set") == "1" else None
+    if form.get("base_sha256"):
+        opened = {"fingerprint": form["base_sha256"]}
+    else:
+        opened = {"base": form.get("base") if form.get("base_set") == "1" else None}
     status = 200
     error = None
     try:
-        edit_notes(layout.run_dir(root_dir(), project, run_id), text, base=base)
+        edit_notes(layout.run_dir(root_dir(), project, run_id), text, **opened)
         catalogs().sync_now(project)
     except EditConflictError as exc:
         error, status = str(exc), 409
     except NuBoardError as exc:
         error, status = str(exc), 400
-    run = overview(project, run_id)
+    except OSError as exc:            # run.json's lock or its write failed (never a 500)
+        error, status = (f"the notes of run {run_id!r} could not be saved ({exc.strerror or exc}"
+                         "): try again, or check that its folder can be written."), 409
+    run = with_notes_base(overview(project, run_id))
     if wants_json():
-        return ({"notes": run["notes"], "error": error}, status)
+        return ({"notes": run["notes"], "notes_base": run["notes_base"], "error": error}, status)
     return render_template("_notes.html", project=project, run=run, error=error,
                            draft=text if error else None), status
