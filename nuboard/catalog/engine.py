@@ -1,8 +1,10 @@
 """Opening a project's catalog: where it lives, WAL and its pragmas, migrations under a lock.
 
-The catalog is `<project>/.nuboard/catalog.sqlite`. WAL needs shared memory on one host, so
-when the project folder is read-only or on a network or FUSE file system, the catalog goes
-under `$NUBOARD_CACHE_DIR` (default `~/.cache/nuboard`), keyed by the project's real path.
+The catalog is `<project>/.nuboard/catalog.sqlite`, or under `$NUBOARD_CACHE_DIR` when that is
+set (the spec: where the viewer keeps its catalog cache), keyed by the project's real path. WAL
+needs shared memory on one host, so when the project folder is read-only or on a network or
+FUSE file system, the catalog goes under the cache folder even when it is not set
+(`~/.cache/nuboard`).
 Writes run in `BEGIN IMMEDIATE` with a busy timeout, so "database is locked" never reaches a
 user; a damaged catalog is moved aside and rebuilt from the files.
 """
@@ -12,7 +14,6 @@ import contextlib
 import functools
 import hashlib
 import os
-import re
 import sqlite3
 import struct
 import time
@@ -26,6 +27,7 @@ from sqlalchemy.pool import QueuePool
 from nuboard.errors import NuBoardError
 from nuboard.files.jsonfile import flock, open_regular
 from nuboard.files.layout import resource_dir
+from nuboard.files.mounts import filesystem_type, parse_mounts, read_mounts  # noqa: F401 (re-exported)
 
 CATALOG = "catalog.sqlite"
 BUSY_TIMEOUT_MS = 60_000
@@ -36,7 +38,6 @@ NO_WAL_FILESYSTEMS = frozenset((
     "glusterfs", "beegfs", "afs", "openafs", "davfs", "sshfs", "panfs", "orangefs", "pvfs2",
     "wekafs", "quobyte", "vboxsf", "vmhgfs", "prl_fs"))
 SQLITE_MAGIC = b"SQLite format 3\x00"
-_ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
 class CatalogError(NuBoardError):
@@ -44,50 +45,13 @@ class CatalogError(NuBoardError):
 
 
 def cache_dir() -> Path:
-    """$NUBOARD_CACHE_DIR, else ~/.cache/nuboard: where catalogs go that cannot sit in a project."""
+    """$NUBOARD_CACHE_DIR, else ~/.cache/nuboard: where catalogs go that do not sit in a project."""
     return Path(os.environ.get("NUBOARD_CACHE_DIR") or Path.home() / ".cache" / "nuboard")
 
 
-def read_mounts() -> str | None:
-    """The mount table of this process (/proc/self/mounts), or None where there is none."""
-    for name in ("/proc/self/mounts", "/proc/mounts"):
-        try:
-            return Path(name).read_text()
-        except OSError:
-            continue
-    return None
-
-
-def parse_mounts(text: str) -> list[tuple[str, str]]:
-    """(mount point, file system type) of each line of a /proc/mounts-like table, in order."""
-    out = []
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) < 3:
-            continue
-        mount = _ESCAPE.sub(lambda m: chr(int(m.group(1), 8)), parts[1])
-        out.append((mount, parts[2]))
-    return out
-
-
-def filesystem_type(path: "str | os.PathLike[str]", mounts: str | None = None) -> str | None:
-    """The type of the file system holding path, from the mount table (None when unknown).
-
-    Args:
-        path: a file or folder; one that does not exist yet is judged by where it would be.
-        mounts: the text of a /proc/mounts-like table; None reads this process's.
-    """
-    if mounts is None:
-        mounts = read_mounts()
-        if mounts is None:
-            return None
-    real = os.path.realpath(path)
-    best, kind = "", None
-    for mount, fstype in parse_mounts(mounts):
-        inside = real == mount or real.startswith(mount.rstrip("/") + "/") or mount == "/"
-        if inside and len(mount) >= len(best):      # the later of two equal mounts is on top
-            best, kind = mount, fstype
-    return kind
+def cache_dir_chosen() -> bool:
+    """Whether $NUBOARD_CACHE_DIR is set: then every SQLite catalog lives under it."""
+    return bool(os.environ.get("NUBOARD_CACHE_DIR"))
 
 
 def wal_unsafe(kind: str | None) -> bool:
@@ -105,20 +69,26 @@ def _existing_ancestor(path: Path) -> Path:
     return path
 
 
-def why_not_here(project_dir: Path, mounts: str | None = None) -> str | None:
+def why_not_here(project_dir: Path, mounts: str | None = None, *,
+                 make: bool = True) -> str | None:
     """Why the catalog cannot live in the project folder (None when it can).
 
     Args:
         project_dir: the project's folder.
         mounts: the text of a /proc/mounts-like table; None reads this process's.
+        make: make the project's .nuboard folder to probe it; False probes the nearest folder
+            that exists instead and leaves the project as it is.
     """
     project_dir = Path(project_dir)
     kind = filesystem_type(_existing_ancestor(project_dir), mounts)
     if wal_unsafe(kind):
         return f"the project folder is on {kind}, where SQLite's WAL does not work"
     target = project_dir / ".nuboard"
+    if not make and not target.is_dir():
+        target = _existing_ancestor(project_dir)
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        if make:
+            target.mkdir(parents=True, exist_ok=True)
         probe = target / f".probe-{os.getpid()}-{os.urandom(3).hex()}"
         probe.write_bytes(b"")
         probe.unlink()
@@ -130,29 +100,33 @@ def why_not_here(project_dir: Path, mounts: str | None = None) -> str | None:
 def catalog_path(project_dir: Path, mounts: str | None = None) -> tuple[Path, str | None]:
     """Where the catalog of a project lives, and why it is not in the project (or None).
 
+    In the project's .nuboard folder, unless $NUBOARD_CACHE_DIR is set or the project folder
+    cannot hold it (read-only, or a file system without WAL): then under the cache folder.
+
     Raises:
         CatalogError: neither the project folder nor the cache folder can hold it.
     """
     project_dir = Path(project_dir)
-    reason = why_not_here(project_dir, mounts)
-    if reason is None:
+    chosen = cache_dir_chosen()
+    reason = why_not_here(project_dir, mounts, make=not chosen)
+    if reason is None and not chosen:
         return Path(os.path.abspath(project_dir)) / ".nuboard" / CATALOG, None
+    failed = f"the catalog of {str(project_dir)!r} cannot live "
+    failed += "in" if reason is None else f"there ({reason}) nor in"
     key = hashlib.sha256(os.path.realpath(project_dir).encode()).hexdigest()[:16]
     folder = Path(os.path.abspath(cache_dir())) / f"{project_dir.name}-{key}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CatalogError(
-            f"the catalog of {str(project_dir)!r} cannot live there ({reason}) nor in "
-            f"{str(folder)!r} ({exc.strerror or exc}); set NUBOARD_CACHE_DIR to a local, "
-            "writable folder.") from None
+            f"{failed} {str(folder)!r} ({exc.strerror or exc}); set NUBOARD_CACHE_DIR to a "
+            "local, writable folder.") from None
     kind = filesystem_type(folder, mounts)
     if wal_unsafe(kind):
         raise CatalogError(
-            f"the catalog of {str(project_dir)!r} cannot live there ({reason}) nor in "
-            f"{str(folder)!r} (on {kind}, where SQLite's WAL does not work); set "
+            f"{failed} {str(folder)!r} (on {kind}, where SQLite's WAL does not work); set "
             "NUBOARD_CACHE_DIR to a folder on a local disk.")
-    return folder / CATALOG, reason
+    return folder / CATALOG, reason or "NUBOARD_CACHE_DIR is set"
 
 
 def make_engine(path: Path, *, read_only: bool = False, begin: str | None = None) -> Engine:
@@ -202,7 +176,8 @@ def make_engine(path: Path, *, read_only: bool = False, begin: str | None = None
 
 @contextlib.contextmanager
 def file_lock(path: Path):
-    """An exclusive lock between processes (flock on path, jsonfile.flock)."""
+    """An exclusive lock between processes (flock on path, jsonfile.flock); where the file
+    system has no locks, none (one warning), and SQLite's own write lock orders migrations."""
     with flock(path):
         yield
 
@@ -262,6 +237,11 @@ def is_damaged(path: Path, *, thorough: bool = False) -> str | None:
     if size == 0:                                     # a new, empty database, unless
         if wal_before or _nonempty(wal):              # a WAL says it held pages: truncated
             return "it was truncated to 0 bytes while its WAL was in use"
+        # SQLite makes the -shm only after WAL mode wrote the first page, so a -shm beside an
+        # empty file (an idle viewer's, its WAL empty) says it was truncated: opened as new,
+        # it would wait on that viewer's shared memory until "database is locked"
+        if os.path.lexists(f"{path}-shm"):
+            return "it was truncated to 0 bytes while in use (its -shm is still there)"
         return None
     if len(header) < 100 or not header.startswith(SQLITE_MAGIC):
         return "it is not an SQLite database (its header is wrong)"

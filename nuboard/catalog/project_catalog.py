@@ -5,9 +5,11 @@ project's schema on a PostgreSQL server shared by a lab's hosts (server.py).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 from sqlalchemy import select, update
@@ -40,6 +42,16 @@ def unavailable_message(exc: BaseException) -> str:
     if isinstance(exc, CatalogError):
         return str(exc)
     return "The catalog cannot be read now: " + server.driver_text(exc)
+
+
+@contextlib.contextmanager
+def one_line_errors() -> Iterator[None]:
+    """For a command: a catalog server gone in the middle (OperationalError) is raised as a
+    CatalogError of one line (unavailable_message), without the SQL it was running."""
+    try:
+        yield
+    except OperationalError as exc:
+        raise CatalogError(unavailable_message(exc)) from None
 
 
 class Catalog:

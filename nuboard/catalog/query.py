@@ -14,6 +14,7 @@ from sqlalchemy.sql import ColumnElement, literal_column
 
 from nuboard.files.status import LOST_AFTER
 
+from .query_numbers import compare_config_number, compare_float_column, compare_int_column
 from .query_syntax import (
     CHAIN,
     MAX_DEPTH,
@@ -41,6 +42,7 @@ __all__ = ["compile_query", "parse_query", "normalize", "QuerySyntaxError", "Nod
 _COMPARE = {"=": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt,
             ">=": operator.ge}
 _UTC = dt.timezone.utc
+INTEGER_SUMMARIES = ("count", "last_step")     # the scalars columns that hold integers
 
 
 def compile_query(text: str, *, now: dt.datetime | None = None) -> ColumnElement[bool]:
@@ -153,14 +155,17 @@ def _compile_date(node: Date, now: dt.datetime) -> ColumnElement[bool]:
 
 def _compile_compare(node: Compare) -> ColumnElement[bool]:
     compare = _COMPARE[node.op]
+    text = isinstance(node.value, str)
     parts = []
     if node.source in ("config", "either"):
-        value_column = config.c.value_text if isinstance(node.value, str) else config.c.value_num
+        value = compare(config.c.value_text, node.value) if text else \
+            compare_config_number(node.op, node.value)
         parts.append(select(config.c.run).where(
-            config.c.run == runs.c.id, config.c.key == node.key,
-            compare(value_column, node.value)).correlate(runs).exists())
-    if node.source in ("scalar", "either") and not isinstance(node.value, str):
+            config.c.run == runs.c.id, config.c.key == node.key, value).correlate(runs).exists())
+    if node.source in ("scalar", "either") and not text:
+        column = scalars.c[node.summary]
+        exact = compare_int_column if node.summary in INTEGER_SUMMARIES else compare_float_column
         parts.append(select(scalars.c.run).where(
             scalars.c.run == runs.c.id, scalars.c.rank == 0, scalars.c.name == node.key,
-            compare(scalars.c[node.summary], node.value)).correlate(runs).exists())
+            exact(column, node.op, node.value)).correlate(runs).exists())
     return parts[0] if len(parts) == 1 else or_(*parts)

@@ -31,6 +31,8 @@ ALIASES = {"started": "created", "start": "created", "date": "created", "time": 
            "groups": "group", "run": "name"}   # keys people type for a field
 OPERATORS = ("!=", "<=", ">=", "==", "<", ">", "=", ":")      # longest first
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")
+BEYOND_DOUBLES_DIGITS = 400   # an int of more digits is past every double (and Python's int())
 _DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?Z?")
 _AGE = re.compile(r"(\d+(?:\.\d+)?)([mhdw])")
 _AGE_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -87,7 +89,7 @@ class Compare:
     """A config value and/or a rank-0 scalar summary compared with a number or a text."""
     key: str
     op: str                                   # =, <, <=, >, >=
-    value: float | str                        # a float compares numbers, a str compares text
+    value: int | float | str                  # a number compares numbers (an int exactly), a str text
     source: str                               # "config", "scalar" or "either"
     summary: str = "last"                     # the scalars column a scalar compares
 
@@ -336,7 +338,7 @@ class _Parser:
                 source = "scalar"
             noun = "a number" if source == "scalar" else "a value"
             value, at, quoted = self.read_value(noun, written)
-            number = float(value) if _NUMBER.fullmatch(value) else None
+            number = read_number(value)
             if quoted and source != "scalar":
                 number = None                   # a quoted value is text, even "512"
             if source == "scalar" and number is None:
@@ -361,6 +363,17 @@ class _Parser:
         except (ValueError, OverflowError):
             pass
         self.fail(DATE_NOUN, at, after=written, got=value or '""')
+
+
+def read_number(text: str) -> int | float | None:
+    """A number as the query writes it: an int when it has no '.' and no exponent (exactly,
+    however large), else a float (None when the text is not a number)."""
+    if _INTEGER.fullmatch(text):
+        sign, digits = -1 if text.startswith("-") else 1, text.lstrip("+-").lstrip("0")
+        if len(digits) > BEYOND_DOUBLES_DIGITS:     # past every double: compares as 10**400 would
+            return sign * 10 ** BEYOND_DOUBLES_DIGITS
+        return sign * int(digits or "0")
+    return float(text) if _NUMBER.fullmatch(text) else None
 
 
 def parse_query(text: str) -> Node:

@@ -45,6 +45,7 @@ NO_RIGHTS = "42501"              # insufficient_privilege: the role may not do w
 # The schema or a table is gone (dropped by hand): the catalog is made again and filled.
 GONE_STATES = frozenset({"3F000", "42P01"})
 _SLUG = re.compile(r"[^a-z0-9]+")
+_SCHEMA = re.compile(r"nb_[a-z0-9_]{1,60}")
 _engines: dict[str, Engine] = {}
 _engines_lock = threading.Lock()
 
@@ -201,37 +202,60 @@ def lock_key(schema: str) -> int:
                           signed=True)
 
 
+def check_schema(schema: str) -> str:
+    """The schema's name, checked to be one schema_name() makes (letters, digits, '_')."""
+    if not _SCHEMA.fullmatch(schema):
+        raise CatalogError(f"{schema!r} is not a schema name NuBoard makes (nb_ and then "
+                           "lower-case letters, digits and '_').")
+    return schema
+
+
 def schema_engines(base: Engine, schema: str) -> tuple[Engine, Engine]:
     """(writer, reader) for one project's schema, sharing the base engine's pool.
 
     Every transaction sets its search_path to the schema; the writer's takes the schema's
     advisory lock first (one writer at a time, as BEGIN IMMEDIATE on SQLite), the reader's is a
-    read-only REPEATABLE READ snapshot.
+    read-only REPEATABLE READ snapshot. The schema and the key travel as bound parameters.
     """
     writer = base.execution_options(nuboard_schema=schema)
     reader = base.execution_options(nuboard_schema=schema)
-    path = f'SET LOCAL search_path TO "{schema}"'
+    params = {"path": f'"{check_schema(schema)}"', "key": lock_key(schema)}
 
     @event.listens_for(writer, "begin")
     def _write_begin(conn):
-        conn.exec_driver_sql(f"{path}; SELECT pg_advisory_xact_lock({lock_key(schema)})")
+        conn.exec_driver_sql("SELECT set_config('search_path', %(path)s, true), "
+                             "pg_advisory_xact_lock(%(key)s)", params)
 
     @event.listens_for(reader, "begin")
     def _read_begin(conn):
-        conn.exec_driver_sql(f"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; {path}")
+        conn.exec_driver_sql("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        conn.exec_driver_sql("SELECT set_config('search_path', %(path)s, true)", params)
 
     return writer, reader
 
 
+# CREATE SCHEMA and COMMENT take no parameters: their values are bound to settings of the
+# transaction, and the server quotes them (quote_ident, quote_literal), so no byte of a
+# folder's name is ever read as SQL, whatever standard_conforming_strings says.
+_CREATE_SCHEMA = """DO $nuboard$ BEGIN
+    EXECUTE 'CREATE SCHEMA ' || quote_ident(current_setting('nuboard.schema'));
+    EXECUTE 'COMMENT ON SCHEMA ' || quote_ident(current_setting('nuboard.schema'))
+        || ' IS ' || quote_literal(current_setting('nuboard.comment'));
+END $nuboard$"""
+
+
 def create_schema(writer: Engine, schema: str, comment: str) -> None:
-    """Create the project's schema when missing (under its lock, so two hosts never race)."""
+    """Create the project's schema when missing (under its lock, so two hosts never race),
+    with the comment given; both go to the server as bound values, never as SQL text."""
     with writer.begin() as conn:
         exists = conn.exec_driver_sql(
             "SELECT 1 FROM pg_namespace WHERE nspname = %(s)s", {"s": schema}).first()
         if exists is None:
-            conn.exec_driver_sql(f'CREATE SCHEMA "{schema}"')
-            quoted = comment.replace("\x00", "").replace("'", "''")     # COMMENT takes no parameters
-            conn.exec_driver_sql(f'COMMENT ON SCHEMA "{schema}" IS \'{quoted}\'')
+            conn.exec_driver_sql(
+                "SELECT set_config('nuboard.schema', %(s)s, true), "
+                "set_config('nuboard.comment', %(c)s, true)",
+                {"s": check_schema(schema), "c": comment.replace("\x00", "")})
+            conn.exec_driver_sql(_CREATE_SCHEMA)
 
 
 def sqlstate(exc: BaseException) -> str | None:

@@ -8,11 +8,14 @@ On PostgreSQL (team mode) the statement runs in a READ ONLY transaction with the
 schema as its search_path, prepared (so the server takes exactly one statement, never a COMMIT
 and a write after it), on a connection of its own that is closed afterwards (so nothing it set
 lasts), and it must be a statement that reads: SELECT, WITH, VALUES, TABLE, EXPLAIN or SHOW.
+While it runs its session's locks are watched, and it is stopped if it takes an advisory lock
+(the lock a project's writers hold: LockWatch).
 """
 from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +107,7 @@ def prepare_pragma_tables(con: sqlite3.Connection) -> None:
 
 SERVER_READS = ("select", "with", "values", "table", "explain", "show")
 SERVER_TIMEOUT_MS = 60_000
+LOCK_WATCH_S = 0.05              # how often the locks of a statement on a server are looked at
 _FIRST_WORD = re.compile(r"\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*\(*\s*([A-Za-z]+)", re.S)
 
 
@@ -138,25 +142,83 @@ def _run_on_server(catalog, statement: str) -> tuple[list[str], list[tuple[Any, 
             "so it did not run. 'nuboard sql' runs one SELECT (or WITH, VALUES, TABLE, EXPLAIN, "
             "SHOW) statement.")
     conn = catalog.reader.connect()
+    watch = None
     try:
         raw = conn.connection.driver_connection
         cur = raw.cursor()
         try:
             # the reader's transaction (READ ONLY, search_path) begins with this statement
-            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {SERVER_TIMEOUT_MS}")
+            conn.exec_driver_sql("SELECT set_config('statement_timeout', %(ms)s, true)",
+                                 {"ms": str(SERVER_TIMEOUT_MS)})
+            watch = LockWatch(catalog.reader, raw.info.backend_pid)
             cur.execute(statement, prepare=True)
             rows = [tuple(r) for r in cur.fetchall()] if cur.description else []
         except DBAPIError as exc:
+            _check_watch(watch, statement)
             raise _server_error(statement, exc.orig) from None
         except Exception as exc:
             if getattr(exc, "sqlstate", None) is None:
                 raise
+            _check_watch(watch, statement)
             raise _server_error(statement, exc) from None
+        _check_watch(watch, statement)
         columns = [d.name for d in cur.description or ()]
         return columns, rows
     finally:
+        if watch is not None:
+            watch.stop()
         conn.invalidate()            # a connection of its own: nothing the statement set lasts
         conn.close()
+
+
+class LockWatch:
+    """While a statement of `nuboard sql` runs on a server, look every LOCK_WATCH_S at the
+    advisory locks its session holds or waits for, and cancel it on the first one.
+
+    The writers of each project take the project's advisory lock (server.lock_key), and a SELECT
+    may call pg_advisory_lock() however it is spelled (qualified, quoted, inside query_to_xml),
+    so the session is watched, not the text: a read never holds a project's writes.
+    """
+
+    def __init__(self, engine, pid: int):
+        self.engine, self.pid = engine, pid
+        self.caught = False
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True, name="nuboard-sql-locks")
+        self._thread.start()
+
+    def _watch(self) -> None:
+        params = {"pid": self.pid}
+        try:
+            with self.engine.connect() as conn:
+                while True:
+                    held = conn.exec_driver_sql(
+                        "SELECT 1 FROM pg_locks WHERE pid = %(pid)s AND locktype = 'advisory' "
+                        "LIMIT 1", params).first()
+                    if held is not None:
+                        self.caught = True
+                        conn.exec_driver_sql("SELECT pg_cancel_backend(%(pid)s)", params)
+                        return
+                    if self._done.wait(LOCK_WATCH_S):
+                        return
+        except Exception:             # the server went away: the statement fails on its own
+            return
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(timeout=30)
+
+
+def _check_watch(watch: LockWatch | None, statement: str) -> None:
+    """Raise ReadOnlyError when the statement was stopped for taking an advisory lock."""
+    if watch is None:
+        return
+    watch.stop()
+    if watch.caught:
+        raise ReadOnlyError(
+            f"The catalog is read-only here: {_shown(statement)!r} takes an advisory lock, the "
+            "lock that holds a project's writes, so it was stopped and holds nothing. 'nuboard "
+            "sql' runs statements that only read.")
 
 
 def _server_error(statement: str, exc) -> Exception:

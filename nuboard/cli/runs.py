@@ -1,10 +1,12 @@
 """`nuboard ls`, `nuboard rm` and `nuboard reindex`: the commands around runs."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -33,6 +35,15 @@ class RunKeptError(NuBoardError, RuntimeError):
 
 class ConfirmationError(NuBoardError, RuntimeError):
     """`nuboard rm` was not confirmed."""
+
+
+@contextlib.contextmanager
+def catalog_of(root: Path, project: str) -> Iterator:
+    """The project's Catalog, opened; a catalog server that goes away while a command uses it
+    ends the command with one line, not the SQL it was running (one_line_errors)."""
+    from nuboard.catalog.project_catalog import one_line_errors
+    with one_line_errors(), open_catalog(root, project) as catalog:
+        yield catalog
 
 
 # ---- nuboard ls ----
@@ -116,7 +127,7 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     records: list[dict] = []
     known: list[dict] = []
     for name in names:
-        with open_catalog(root, name) as catalog:
+        with catalog_of(root, name) as catalog:
             report = sync(catalog)
             records.extend(list_runs(catalog, query, limit, now))
             if query:
@@ -152,7 +163,7 @@ def referencing_versions(root: Path, project: str, run_id: str) -> list[str]:
         project_path = layout.project_dir(root, other)
         if not (project_path / "artifacts").is_dir():
             continue
-        with open_catalog(root, other) as catalog:
+        with catalog_of(root, other) as catalog:
             sync_versions(catalog)
             rows = reference_versions(catalog)
         for row in rows:
@@ -243,7 +254,7 @@ def remove_runs(root: Path, targets: list[tuple[str, str]]) -> list[str]:
     for project, run_id in targets:
         by_project.setdefault(project, []).append(run_id)
     for project, run_ids in by_project.items():
-        with open_catalog(root, project) as catalog:
+        with catalog_of(root, project) as catalog:
             moved: list[tuple[str, Path]] = []
             try:
                 for run_id in run_ids:
@@ -371,7 +382,7 @@ def reindex(project: str | None, root: Path) -> None:
     from rich.console import Console
     console = Console(stderr=True)
     for name in names:
-        with open_catalog(root, name) as catalog:
+        with catalog_of(root, name) as catalog:
             if console.is_terminal:
                 report = _sync_with_bar(console, catalog, name, sync)
             else:

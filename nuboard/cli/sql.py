@@ -9,7 +9,8 @@ from nuboard.catalog.sql_console import ReadOnlyError, SqlError, run_statement
 
 from . import formats
 from .options import catalog_option, check_one_format, debug_option, dir_option, format_options, stdout_is_terminal
-from .projects import open_catalog, pick_project
+from .projects import pick_project
+from .runs import catalog_of
 
 __all__ = ["sql", "run_statement", "unique_names", "ReadOnlyError", "SqlError"]
 
@@ -47,7 +48,7 @@ def sql(statement: str, project: str | None, as_json: bool, as_csv: bool, root: 
     check_one_format(as_json, as_csv)
     name = pick_project(root, project)
     from nuboard.catalog.sync import sync
-    with open_catalog(root, name) as catalog:
+    with catalog_of(root, name) as catalog:
         sync(catalog)
         columns, rows = run_statement(catalog, statement)
     if as_json:

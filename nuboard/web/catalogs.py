@@ -8,8 +8,10 @@ page for long; requests within `every` of a sync read what the catalog holds, at
 """
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from nuboard.errors import NuBoardError
@@ -36,12 +38,15 @@ class _Entry:
 class Catalogs:
     """Open catalogs of the projects under root, shared by the server's threads."""
 
-    def __init__(self, root: Path, every: float = 2.0):
+    def __init__(self, root: Path, every: float = 2.0, log: Callable[[str], None] | None = None):
+        """log: where the one line about an unavailable catalog goes (default: stderr)."""
         self.root = Path(root)
         self.every = every
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
         self._projects: tuple[float, list[str]] = (0.0, [])
+        self._log = log or _to_stderr
+        self._down: str | None = None                 # why the catalog is unavailable now
 
     def projects(self) -> list[str]:
         """Every project under the root, looked up again at most every few seconds."""
@@ -68,7 +73,7 @@ class Catalogs:
                     entry.running = True
                     entry.done.clear()
             if start:
-                threading.Thread(target=self._sync, args=(entry,), daemon=True,
+                threading.Thread(target=self._sync_in_background, args=(entry,), daemon=True,
                                  name=f"nuboard-sync-{project}").start()
             entry.done.wait(SYNC_WAIT)
         return entry.catalog
@@ -117,11 +122,39 @@ class Catalogs:
         with entry.lock:
             return entry.catalog.reopen_if_gone()
 
+    def _sync_in_background(self, entry: _Entry) -> None:
+        """_sync on a thread of its own: an unavailable catalog is logged once (_sync), and the
+        request that started it answers 503 from its own read."""
+        from nuboard.catalog.project_catalog import CATALOG_UNAVAILABLE
+        try:
+            self._sync(entry)
+        except CATALOG_UNAVAILABLE:
+            pass
+
+    def _note_state(self, exc: BaseException | None) -> None:
+        """Log one line when the catalog becomes unavailable, and one when it is back."""
+        if exc is None:
+            if self._down is not None:
+                self._down = None
+                self._log("nuboard up: the catalog is available again; pages are served.")
+            return
+        from nuboard.catalog.project_catalog import unavailable_message
+        if self._down is None:
+            self._down = unavailable_message(exc)
+            self._log(f"nuboard up: {self._down} Pages answer 503 until it is back; this is "
+                      "said once.")
+
     def _sync(self, entry: _Entry) -> None:
+        from nuboard.catalog.project_catalog import CATALOG_UNAVAILABLE
         from nuboard.catalog.sync import sync
         with entry.lock:
             try:
-                report = sync(entry.catalog)
+                try:
+                    report = sync(entry.catalog)
+                except CATALOG_UNAVAILABLE as exc:
+                    self._note_state(exc)
+                    raise
+                self._note_state(None)
                 entry.skipped = list(report.skipped)
                 # projects.changes also counts the syncs of other processes and hosts (a
                 # shared catalog): this one may find nothing to do after another did it
@@ -140,3 +173,7 @@ class Catalogs:
                 with entry.lock:
                     entry.catalog.close()
             self._entries.clear()
+
+
+def _to_stderr(line: str) -> None:
+    print(" ".join(line.split()), file=sys.stderr, flush=True)
