@@ -11,6 +11,7 @@ import json
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
+from nuboard.files.csv_cells import escape_formula
 from nuboard.files.records import (  # noqa: F401  (display_status, run_record: used as formats.*)
     display_status,
     format_duration,
@@ -67,13 +68,17 @@ def table_headers(with_project: bool = False) -> list[str]:
 
 
 def csv_cell(value: Any) -> str:
-    """A value as one CSV cell: lists joined with ';', None empty, numbers as Python writes them."""
+    """A value as one CSV cell: lists joined with ';', None empty, numbers as Python writes them;
+    a text a spreadsheet would run as a formula ('=...', '+...', '-...', '@...') with a leading
+    "'" (files/csv_cells.py), a number never."""
     if value is None:
         return ""
     if isinstance(value, (list, tuple)):
-        return ";".join(str(v) for v in value)
+        return escape_formula(";".join(str(v) for v in value))
     if isinstance(value, bytes):
         return value.hex()
+    if isinstance(value, str):
+        return escape_formula(value)
     return str(value)
 
 
@@ -106,10 +111,10 @@ def plain_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
 
 
 def as_csv(headers: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """CSV with a header line (RFC 4180 quoting, '\\n' line ends)."""
+    """CSV with a header line (RFC 4180 quoting, '\\n' line ends); cells as csv_cell writes them."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(headers)
+    writer.writerow([escape_formula(str(h)) for h in headers])
     for row in rows:
         writer.writerow([csv_cell(v) for v in row])
     return out.getvalue()

@@ -105,8 +105,13 @@ def _with_bar(work):
 
 
 def _report(result, as_json: bool) -> None:
-    """The notes on stderr, then the summary line (or the JSON object) on stdout."""
+    """A line for each run skipped and each note on stderr, then the summary line (or the JSON
+    object) on stdout."""
     command = f"nuboard import {result.tool}"
+    for bad in result.unreadable:
+        what = "experiment folder" if bad["kind"] == "experiment" else "run"
+        click.echo(" ".join(f"{command}: skipped {what} '{bad['key']}': {bad['reason']}".split()),
+                   err=True)
     for note in result.notes:
         click.echo(" ".join(f"{command}: note: {note}".split()), err=True)
     if as_json:

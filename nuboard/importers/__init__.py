@@ -6,7 +6,9 @@
     result.written, result.skipped, result.summary()
 
 A second import of the same source writes nothing: a run is matched by run.json's `source`
-({"tool", "uri", "key"}). See docs/import.md. Importing this package imports neither
+({"tool", "uri", "key"}). A run that cannot be read exactly (a FIFO, a name that is not UTF-8,
+a string tensor, a step past 2**63-1, ...) is skipped and listed in `result.unreadable` with the
+reason; the others are imported. See docs/import.md. Importing this package imports neither
 TensorBoard nor MLflow; each function imports its library (an extra) when called.
 """
 from __future__ import annotations
@@ -31,7 +33,8 @@ def tensorboard(logdir: "str | os.PathLike[str]", project: str,
         progress: called as progress(done, total, key) before each run is written.
 
     Returns:
-        An ImportResult: `written` (new run ids), `skipped` (runs imported before), ...
+        An ImportResult: `written` (new run ids), `skipped` (runs imported before),
+        `unreadable` (folders that cannot be read, with the reason), ...
 
     Raises:
         ImportSourceError: logdir is missing or holds no event file.

@@ -26,7 +26,17 @@ from nuboard.errors import InvalidNameError, NuBoardError, import_extra
 from nuboard.files.names import check_tags
 
 from .landing import Progress, import_runs
-from .source_runs import Candidate, ImportResult, ImportSourceError, Series, SourceRun
+from .mlruns_folder import scan_store
+from .source_runs import (
+    MAX_STEP,
+    Candidate,
+    ImportResult,
+    ImportSourceError,
+    Series,
+    SourceRun,
+    UnreadableRunError,
+    describe,
+)
 
 FEATURE = "nuboard import mlflow"
 STATUSES = {"FINISHED": "finished", "FAILED": "failed", "KILLED": "killed", "RUNNING": "running",
@@ -50,9 +60,12 @@ def import_mlflow(uri, project: str, experiment: str | None = None, dir=None, *,
             client = tracking.MlflowClient(tracking_uri=uri)
         except Exception as exc:
             raise _cannot_open(uri, exc) from None
-        experiments = _experiments(client, uri, experiment)
-        candidates = [_candidate(client, run, exp, artifacts)
-                      for exp in experiments for run in _runs(client, uri, exp.experiment_id)]
+        if file_store:
+            candidates = _folder_candidates(client, uri, experiment, artifacts)
+        else:
+            candidates = [_candidate(client, run, exp, artifacts)
+                          for exp in _experiments(client, uri, experiment)
+                          for run in _runs(client, uri, exp.experiment_id)]
         hooks = {"after": _artifact_after(root, project), "on_skip": _artifact_on_skip(root, project)} \
             if artifacts else {}
         return import_runs("mlflow", uri, project, root, candidates, dry_run=dry_run,
@@ -141,11 +154,12 @@ def _cannot_open(uri: str, exc: Exception) -> ImportSourceError:
     return ImportSourceError(f"MLflow cannot open {uri!r}: {text}")
 
 
-def _experiments(client, uri: str, name: str | None) -> list:
+def _experiments(client, uri: str, name: str | None, found: list | None = None) -> list:
     """The active experiments, or the one named (ImportSourceError naming those there are)."""
     from mlflow.entities import ViewType
-    found = _every_page(uri, lambda token: client.search_experiments(
-        view_type=ViewType.ACTIVE_ONLY, max_results=PAGE, page_token=token))
+    if found is None:
+        found = _every_page(uri, lambda token: client.search_experiments(
+            view_type=ViewType.ACTIVE_ONLY, max_results=PAGE, page_token=token))
     found.sort(key=lambda e: (str(e.name), str(e.experiment_id)))
     if name is None:
         return found
@@ -178,6 +192,63 @@ def _every_page(uri: str, search) -> list:
         raise _cannot_open(uri, exc) from None
 
 
+def _folder_candidates(client, uri: str, name: str | None, artifacts: bool) -> list[Candidate]:
+    """The runs of an mlruns folder, each experiment and run folder checked before MLflow reads it.
+
+    An experiment or run folder that would block or fail MLflow (mlruns_folder.scan_store) is a
+    candidate with its problem; an experiment none of whose runs has one is listed by one search,
+    as for any store; one that has (or whose search fails, as one malformed file makes it) is
+    read run by run, so that each run that cannot be read is skipped alone.
+    """
+    unreadable, experiments = [], []
+    for folder in scan_store(Path(uri)):
+        problem = folder.problem
+        if problem is None:
+            try:
+                found = client.get_experiment(folder.name)
+            except Exception as exc:
+                problem = f"MLflow cannot read it: {describe(exc)}"
+            else:
+                if found.lifecycle_stage == "active":
+                    experiments.append((found, folder))
+        if problem is not None:
+            unreadable.append(Candidate(folder.name, _unread, problem=problem, kind="experiment"))
+    chosen = {id(e) for e in _experiments(client, uri, name, [e for e, _ in experiments])}
+    candidates = []
+    for found, folder in experiments:
+        if id(found) in chosen:
+            candidates.extend(_folder_runs(client, uri, found, folder.runs, artifacts))
+    return candidates + unreadable
+
+
+def _folder_runs(client, uri: str, experiment, runs: dict, artifacts: bool) -> list[Candidate]:
+    """The candidates of one experiment folder's runs (runs: {run folder: problem or None})."""
+    if not any(runs.values()):
+        try:
+            return [_candidate(client, run, experiment, artifacts)
+                    for run in _runs(client, uri, experiment.experiment_id)]
+        except ImportSourceError:
+            pass                        # one malformed run fails the whole search: run by run
+    found, unreadable = [], []
+    for folder, problem in sorted(runs.items()):
+        if problem is None:
+            try:
+                run = client.get_run(folder)
+            except Exception as exc:
+                problem = f"MLflow cannot read it: {describe(exc)}"
+            else:
+                if run.info.lifecycle_stage == "active":
+                    found.append(run)
+                continue
+        unreadable.append(Candidate(folder, _unread, problem=problem))
+    found.sort(key=lambda r: (r.info.start_time or 0, r.info.run_id))
+    return [_candidate(client, run, experiment, artifacts) for run in found] + unreadable
+
+
+def _unread() -> SourceRun:
+    raise AssertionError("a candidate with a problem is never read")
+
+
 def _candidate(client, run, experiment, artifacts: bool) -> Candidate:
     status = run.info.status
 
@@ -195,11 +266,19 @@ def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
     negative = 0
     for key in sorted(data.metrics):
         found = Series(key)
-        for metric in client.get_metric_history(info.run_id, key):
-            if metric.step < 0:
+        try:
+            history = client.get_metric_history(info.run_id, key)
+        except Exception as exc:
+            raise UnreadableRunError(f"metric {key!r}: {describe(exc)}") from None
+        for metric in history:
+            step = metric.step
+            if step < 0:
                 negative += 1
                 continue
-            found.add(metric.step, metric.timestamp / 1000, metric.value)
+            if step > MAX_STEP:
+                raise UnreadableRunError(f"metric {key!r}: step {step} is past 2**63-1, the "
+                                         "largest step NuBoard keeps")
+            found.add(step, _seconds(metric.timestamp, f"metric {key!r}: timestamp"), metric.value)
             last = max(last, metric.timestamp)
         series.append(found)
     nb_tags, refused = _tags(tags)
@@ -208,7 +287,7 @@ def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
         if negative else []
     if refused:
         left_out.append(f"tags kept only in run.json's source (not NuBoard tags): {', '.join(refused)}")
-    start = (info.start_time or 0) / 1000
+    start = _seconds(info.start_time or 0, "its start time")
     details = {"status": info.status, "experiment_id": experiment.experiment_id,
                "experiment": experiment.name, "tags": tags, "artifact_uri": info.artifact_uri}
     if tags.get("mlflow.parentRunId"):
@@ -217,11 +296,19 @@ def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
     if artifacts and folder is None and info.artifact_uri and not _is_local(info.artifact_uri):
         left_out.append(f"artifacts at {info.artifact_uri!r} not recorded: not a local folder")
     return SourceRun(key=info.run_id, name=_name(info.run_name or tags.get("mlflow.runName") or info.run_id),
-                     start=start, end=info.end_time / 1000 if info.end_time else None,
+                     start=start, end=_seconds(info.end_time, "its end time") if info.end_time else None,
                      status=STATUSES.get(info.status, "finished"), config=typed_params(data.params),
                      tags=nb_tags, group=_name(experiment.name), notes=tags.get("mlflow.note.content"),
-                     series=series, details=details, artifact_dir=folder, last_seen=last / 1000,
-                     left_out=left_out)
+                     series=series, details=details, artifact_dir=folder,
+                     last_seen=_seconds(last, "its latest timestamp"), left_out=left_out)
+
+
+def _seconds(millis, what: str) -> float:
+    """MLflow's milliseconds as seconds; UnreadableRunError for one that is not a number of them."""
+    try:
+        return millis / 1000
+    except (TypeError, OverflowError):
+        raise UnreadableRunError(f"{what} {millis!r:.40} is not a number of milliseconds") from None
 
 
 def typed_params(params: dict) -> dict:

@@ -1,25 +1,42 @@
 """TensorBoard event files (torch.utils.tensorboard, tensorboardX, TensorFlow) as NuBoard runs.
 
 Each folder under the log dir that holds `events.out.tfevents.*` files is one run, named after
-its folder relative to the log dir. The files are read, in name order, by the `tensorboard`
-package's own loader (LegacyEventFileLoader: the records as written; EventFileLoader's compat
-layer, which rewrites each `simple_value` as a tensor, makes reading four times slower). Both
-kinds of scalar are read: the `simple_value` summaries of torch, tensorboardX and TF1, and the
-tensor summaries of TF2 and `new_style=True` (plugin 'scalars' or data class scalar, the
-metadata only on a tag's first point). Every point is kept with its step and wall time, its
-value as stored (a float32 widened to a double). The HParams plugin's session start info is the
-config; the run starts at its earliest event and ends at its latest, status finished.
+its folder relative to the log dir. The files are read, in name order, record by record
+(tfrecord.Records: the framing TensorBoard's reader checks, every length bounded; a torn or
+damaged record ends the file there, as in TensorBoard, with a note), each record parsed as the
+`tensorboard` package's Event proto (the records as written; no compat layer). Both kinds of
+scalar are read: the `simple_value` summaries of torch, tensorboardX and TF1, and the tensor
+summaries of TF2 and `new_style=True` (plugin 'scalars' or data class scalar, the metadata only
+on a tag's first point). Every point is kept with its step and wall time, its value as stored
+(a float32 widened to a double). The HParams plugin's session start info is the config; the run
+starts at its earliest event and ends at its latest, status finished.
+
+A folder that cannot be read exactly (an event file that is a FIFO or cannot be opened, a
+record that is not an Event, a scalar tensor that is not one number, a folder name that is not
+UTF-8) is skipped by the import with the reason; the other folders are imported.
 """
 from __future__ import annotations
 
+import math
 import os
 import re
+import stat
 from pathlib import Path
 
 from nuboard.errors import import_extra
 
 from .landing import Progress, import_runs
-from .source_runs import Candidate, ImportResult, ImportSourceError, Series, SourceRun
+from .source_runs import (
+    Candidate,
+    ImportResult,
+    ImportSourceError,
+    Series,
+    SourceRun,
+    UnreadableRunError,
+    describe,
+    printable,
+)
+from .tfrecord import Records, file_kind
 
 FEATURE = "nuboard import tensorboard"
 _HOST = re.compile(r"events\.out\.tfevents\.\d+\.(.+?)(\.\d+\.\d+)?\Z")
@@ -31,13 +48,15 @@ def import_tensorboard(logdir, project: str, dir=None, *, dry_run: bool = False,
     from nuboard.files.layout import resolve_root
     from nuboard.files.names import check_project
     check_project(project)
-    loader = import_extra("tensorboard.backend.event_processing.event_file_loader", "tensorboard",
-                          FEATURE)
+    import_extra("tensorboard.compat.proto.event_pb2", "tensorboard", FEATURE)
     root = resolve_root(dir)
     logdir = Path(os.path.abspath(os.path.expanduser(os.fspath(logdir))))
-    folders = run_folders(logdir)
-    candidates = [Candidate(key, lambda key=key, files=files: read_run(loader, logdir, key, files))
-                  for key, files in folders]
+    if printable(str(logdir)) != str(logdir):
+        raise ImportSourceError(f"the TensorBoard log folder {printable(str(logdir))!r} has a path "
+                                "that is not UTF-8: rename it, or pass a link to it with a UTF-8 name.")
+    candidates = [Candidate(key, lambda key=key, files=files: read_run(logdir, key, files),
+                            problem=folder_problem(key, files))
+                  for key, files in run_folders(logdir)]
     return import_runs("tensorboard", str(logdir), project, root, candidates, dry_run=dry_run,
                        progress=progress)
 
@@ -65,13 +84,37 @@ def run_folders(logdir: Path) -> list[tuple[str, list[Path]]]:
     return sorted(found)
 
 
-def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
+def folder_problem(key: str, files: list[Path]) -> str | None:
+    """Why a run folder cannot be imported, seen without opening a file; None when none is seen.
+
+    A name that is not UTF-8 (run.json keeps names as UTF-8) and an event file that is not a
+    regular file (a FIFO would block the read for ever) are known from the folder listing.
+    """
+    if printable(key) != key:
+        return "its folder name is not UTF-8 (rename the folder to import it)"
+    for path in files:
+        if printable(path.name) != path.name:
+            return f"the name of its event file {printable(path.name)!r} is not UTF-8"
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as exc:
+            return f"cannot read its event file {path.name!r}: {exc.strerror or exc}"
+        if not stat.S_ISREG(mode):
+            return f"its event file {path.name!r} is {file_kind(mode)}, not a regular file"
+    return None
+
+
+def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
     """One folder's events as a SourceRun: every scalar point, the hparams, the times.
 
     The loop runs once an event (a million for a big log): each tag's kind is settled at its
-    first value with metadata, and its points go straight to its arrays.
+    first value with metadata, and its points go straight to its arrays. Raises
+    UnreadableRunError naming the file and the event for what cannot be read exactly.
     """
-    from tensorboard.compat.proto import summary_pb2
+    from google.protobuf.message import DecodeError
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+    parse = event_pb2.Event.FromString
     scalar = summary_pb2.DATA_CLASS_SCALAR
     kinds: dict[str, tuple[str, int]] = {}      # tag -> (plugin, data class) of its first metadata
     series: dict[str, Series] = {}
@@ -79,8 +122,15 @@ def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
     config: dict = {}
     first = last = None
     negative = 0
+    left_out = []
     for path in files:
-        for event in loader.LegacyEventFileLoader(str(path)).Load():
+        records = Records(path, masked_crc32c)
+        for index, record in enumerate(records):
+            try:
+                event = parse(record)
+            except DecodeError:
+                raise UnreadableRunError(f"event file {path.name!r}: record {index:,} is not a "
+                                         "TensorBoard event") from None
             wall = event.wall_time
             if first is None or wall < first:
                 first = wall
@@ -96,12 +146,12 @@ def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
                 plugin, data_class = kinds.get(tag, _NO_KIND)
                 kind = value.WhichOneof("value")
                 if plugin == "hparams":
-                    config.update(_hparams(value))
+                    config.update(_hparams(value, path))
                     continue
                 if kind == "simple_value":
                     number = value.simple_value
                 elif kind == "tensor" and (plugin == "scalars" or data_class == scalar):
-                    number = _number(value.tensor)
+                    number = _number(value.tensor, tag, step, path)
                 else:
                     continue
                 if step < 0:
@@ -114,11 +164,13 @@ def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
                 add[0](step)
                 add[1](wall)
                 add[2](number)
+        if records.stopped:
+            left_out.append(records.stopped)
     start = first if first is not None else os.stat(files[0]).st_mtime
     name = key if key != "." else (logdir.name or str(logdir))
-    left_out = [f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
-                "(NuBoard steps start at 0)"] \
-        if negative else []
+    if negative:
+        left_out.append(f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
+                        "(NuBoard steps start at 0)")
     match = _HOST.match(files[0].name)
     return SourceRun(key=key, name=_label(name), start=start, end=last if last is not None else start,
                      config=config, host=match.group(1) if match else None,
@@ -129,23 +181,48 @@ def read_run(loader, logdir: Path, key: str, files: list[Path]) -> SourceRun:
 _NO_KIND = ("", 0)
 
 
-def _number(tensor) -> float:
-    """The value of a scalar tensor: float and double read directly, anything else by numpy."""
-    if len(tensor.float_val) == 1:
+def _number(tensor, tag: str, step: int, path: Path) -> float:
+    """The value of a scalar tensor: float and double read directly, anything else by numpy.
+
+    A tensor that is not one real number (a string, several elements, a complex number, bytes
+    that do not fit its shape) raises UnreadableRunError: no value is made up for it.
+    """
+    if len(tensor.float_val) == 1 and not tensor.tensor_content and tensor.dtype == _DT_FLOAT:
         return tensor.float_val[0]
-    if len(tensor.double_val) == 1:
+    if len(tensor.double_val) == 1 and not tensor.tensor_content and tensor.dtype == _DT_DOUBLE:
         return tensor.double_val[0]
+    where = f"event file {path.name!r}: scalar {tag!r} at step {step:,}"
+    if tensor.dtype == _DT_STRING:
+        raise UnreadableRunError(f"{where} is a string tensor, not a number")
+    shape = [d.size for d in tensor.tensor_shape.dim]
+    if math.prod(shape) != 1:                        # checked before numpy allocates it
+        raise UnreadableRunError(f"{where} is a tensor of shape {shape}, not one number")
     from tensorboard.util import tensor_util
-    array = tensor_util.make_ndarray(tensor)
-    return float(array.reshape(-1)[0]) if array.size == 1 else float("nan")
+    try:
+        array = tensor_util.make_ndarray(tensor)
+    except Exception as exc:
+        raise UnreadableRunError(f"{where} is a tensor that cannot be read ({describe(exc)})") from None
+    if array.size != 1:
+        raise UnreadableRunError(f"{where} is a tensor of {array.size:,} elements, not one number")
+    item = array.reshape(-1)[0]
+    if getattr(item, "imag", 0) or array.dtype.kind not in "biuf":
+        raise UnreadableRunError(f"{where} is a tensor of {array.dtype}, not a real number")
+    return float(item)
 
 
-def _hparams(value) -> dict:
+_DT_FLOAT, _DT_DOUBLE, _DT_STRING = 1, 2, 7      # tensorflow DataType numbers
+
+
+def _hparams(value, path: Path) -> dict:
     """The hparams of a session start info summary ({} for the plugin's other summaries)."""
     from tensorboard.plugins.hparams import metadata
     if value.tag != metadata.SESSION_START_INFO_TAG:
         return {}
-    info = metadata.parse_session_start_info_plugin_data(value.metadata.plugin_data.content)
+    try:
+        info = metadata.parse_session_start_info_plugin_data(value.metadata.plugin_data.content)
+    except Exception as exc:
+        raise UnreadableRunError(f"event file {path.name!r}: its hparams cannot be read "
+                                 f"({describe(exc)})") from None
     return {name: _hparam_value(v) for name, v in info.hparams.items()}
 
 

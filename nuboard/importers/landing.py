@@ -5,7 +5,8 @@ Each run is written by the recording API (nb.init, add_scalar, finish) into a st
 source's times, status and `source` object, and the finished folder is renamed into
 `<root>/<project>/runs/<run_id>` in one step. A process killed half way leaves only its staging
 folder, which no reader looks at (the walk skips dot folders) and the next import removes.
-Imports into one root take turns (`.nuboard-import/lock`), so two never write the same run.
+Imports into one root take turns (`.nuboard-import/lock`), so two never write the same run
+(where the file system has no locks, two imports at once may both write one).
 
 A run imported before is found by run.json's `source`: {"tool", "uri", "key", ...}.
 """
@@ -22,7 +23,7 @@ from nuboard.files.jsonfile import flock, read_json
 from nuboard.files.names import check_project, new_run_id
 
 from .scalar_names import map_names, pick_prefixes
-from .source_runs import Candidate, ImportResult, SourceRun, iso
+from .source_runs import Candidate, ImportResult, SourceRun, check_run, describe, iso
 
 STAGING = ".nuboard-import"
 Progress = Callable[[int, int, str], None]     # (runs done, runs to write, the source key now)
@@ -53,12 +54,13 @@ def staging(root: Path) -> Iterator[Path]:
     """A fresh staging root under root, held under the import lock; removed afterwards.
 
     Staging folders left by a killed import are removed first: under the lock, no other
-    import of this root is running.
+    import of this root is running. Where the file system has no locks, they are left alone
+    (another import may be using one).
     """
     base = root / STAGING
     base.mkdir(parents=True, exist_ok=True)
-    with flock(base / "lock"):
-        for entry in os.listdir(base):
+    with flock(base / "lock") as locked:
+        for entry in os.listdir(base) if locked else ():
             if entry != "lock":
                 shutil.rmtree(base / entry, ignore_errors=True)
         folder = base / f"{os.getpid()}-{os.urandom(4).hex()}"
@@ -84,7 +86,11 @@ def import_runs(tool: str, uri: str, project: str, root: Path, candidates: list[
     if dry_run:
         known = imported(root, project, tool, uri)
         todo, skipped = _split(candidates, known)
-        result.pending = [c.key for c, _ in todo]
+        for candidate, _ in todo:
+            if candidate.problem is None:
+                result.pending.append(candidate.key)
+            else:
+                result.skip(candidate.key, candidate.problem, candidate.kind)
         result.skipped = [run_id for run_id, _ in skipped]
         return result
     with staging(root) as stage:
@@ -97,10 +103,10 @@ def import_runs(tool: str, uri: str, project: str, root: Path, candidates: list[
         for done, (candidate, old_id) in enumerate(todo):
             if progress is not None:
                 progress(done, len(todo), candidate.key)
-            source_run = candidate.load()
-            result.notes.extend(f"{candidate.key}: {line}" for line in source_run.left_out)
-            source = {"tool": tool, "uri": uri, "key": candidate.key, **source_run.details}
-            run_id, points = land(stage, root, project, source_run, source, old_id)
+            landed = _land_candidate(stage, root, project, tool, uri, candidate, old_id, result)
+            if landed is None:
+                continue
+            source_run, run_id, points = landed
             result.written.append(run_id)
             result.pending.append(candidate.key)
             result.points += points
@@ -113,6 +119,26 @@ def import_runs(tool: str, uri: str, project: str, root: Path, candidates: list[
     if result.written or result.artifacts:
         sync_catalog(root, project)
     return result
+
+
+def _land_candidate(stage: Path, root: Path, project: str, tool: str, uri: str,
+                    candidate: Candidate, old_id: str | None, result: ImportResult):
+    """Read one source run and land it: (source run, run id, points); or None, with the run
+    in result.unreadable, when it cannot be read or written exactly (nothing of it is left in
+    the project: it was written only in the staging root)."""
+    if candidate.problem is not None:
+        result.skip(candidate.key, candidate.problem, candidate.kind)
+        return None
+    try:
+        source_run = candidate.load()
+        check_run(source_run)
+        source = {"tool": tool, "uri": uri, "key": candidate.key, **source_run.details}
+        run_id, points = land(stage, root, project, source_run, source, old_id)
+    except Exception as exc:        # one odd run never stops the import: it is skipped, named
+        result.skip(candidate.key, describe(exc))
+        return None
+    result.notes.extend(f"{candidate.key}: {line}" for line in source_run.left_out)
+    return source_run, run_id, points
 
 
 def _split(candidates: list[Candidate], known: dict) -> tuple[list, list]:

@@ -4,6 +4,8 @@ Standard library only: `nuboard.importers` imports this module, and neither Tens
 """
 from __future__ import annotations
 
+import math
+import os
 import time
 from array import array
 from dataclasses import dataclass, field
@@ -15,6 +17,14 @@ from nuboard.errors import NuBoardError
 
 class ImportSourceError(NuBoardError, ValueError):
     """The source of an import cannot be read: no event files, a URI MLflow cannot open."""
+
+
+class UnreadableRunError(NuBoardError, ValueError):
+    """One run of the source cannot be imported exactly; the import skips it and goes on."""
+
+
+MAX_STEP = (1 << 63) - 1              # NuBoard's steps are int64
+LATEST = 253402300800.0               # 10000-01-01: a run's start and end are dates up to 9999
 
 
 @dataclass
@@ -63,6 +73,8 @@ class Candidate:
     key: str
     load: Callable[[], SourceRun]
     stale: Callable[[dict], bool] = lambda _source: False
+    problem: str | None = None          # why it cannot be read, known before reading it
+    kind: str = "run"                   # or "experiment": an MLflow experiment folder with a problem
 
 
 @dataclass
@@ -78,6 +90,8 @@ class ImportResult:
     artifacts: the artifact versions added ('llm/mlflow-default:v3').
     notes: one line for each kind of thing left out (points with a negative step, a tag that
         breaks NuBoard's rule, an artifact folder that is not local).
+    unreadable: {"kind": "run" or "experiment", "key", "reason"} of each source run (or MLflow
+        experiment folder) that could not be read and was skipped; the rest were imported.
     """
     tool: str
     uri: str
@@ -90,6 +104,11 @@ class ImportResult:
     points: int = 0
     artifacts: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    unreadable: list = field(default_factory=list)
+
+    def skip(self, key: str, reason: str, kind: str = "run") -> None:
+        """Record a source run (or experiment) that cannot be read, with the reason."""
+        self.unreadable.append({"kind": kind, "key": printable(key), "reason": printable(reason)})
 
     @property
     def label(self) -> str:
@@ -98,25 +117,31 @@ class ImportResult:
     def summary(self) -> str:
         """The one line the command prints."""
         before = f"{len(self.skipped)} already imported"
+        if self.unreadable:
+            n = len(self.unreadable)
+            before += f"; {n:,} could not be read and {'was' if n == 1 else 'were'} skipped"
         where = f"from {self.label} {self.uri} into {self.project}"
         extra = f", {len(self.artifacts)} artifact version{'s' * (len(self.artifacts) != 1)}" \
             if self.artifacts else ""
         if self.dry_run:
             return f"Would import {_runs(len(self.pending))} {where}; {before}."
         if not self.written and not self.artifacts:
-            if not self.skipped:
+            if not self.skipped and not self.unreadable:
                 return f"Nothing to import: {self.label} {self.uri} has no runs."
+            if not self.skipped:
+                return f"Nothing imported {where}; {before}."
             n = len(self.skipped)
             return f"Nothing to import {where}: its {_runs(n)} {'is' if n == 1 else 'are'} already imported."
         updated = f" ({len(self.replaced)} updated)" if self.replaced else ""
-        return (f"Imported {_runs(len(self.written))}{updated} ({self.points:,} points{extra}) "
-                f"{where}; {before}.")
+        points = f"{self.points:,} point{'s' * (self.points != 1)}"
+        return f"Imported {_runs(len(self.written))}{updated} ({points}{extra}) {where}; {before}."
 
     def as_dict(self) -> dict:
         return {"tool": self.tool, "uri": self.uri, "project": self.project, "dry_run": self.dry_run,
                 "written": list(self.written), "replaced": list(self.replaced),
                 "skipped": list(self.skipped), "pending": list(self.pending), "points": self.points,
-                "artifacts": list(self.artifacts), "notes": list(self.notes)}
+                "artifacts": list(self.artifacts), "notes": list(self.notes),
+                "unreadable": list(self.unreadable)}
 
 
 def _runs(n: int) -> str:
@@ -127,3 +152,72 @@ def iso(seconds: float) -> str:
     """Epoch seconds as run.json writes times: '2026-01-02T03:04:05.678Z' (UTC, milliseconds)."""
     millis = int(seconds * 1000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(millis // 1000)) + f".{millis % 1000:03d}Z"
+
+
+def printable(text: str) -> str:
+    """Text from the file system as it can be printed and stored: a byte that is not UTF-8
+    (a lone surrogate from os.listdir) written as a backslash escape ('run\\xff')."""
+    if not _has_surrogate(text):
+        return text
+    try:
+        raw = os.fsencode(text)             # the bytes the file system has
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "backslashreplace")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def describe(exc: BaseException) -> str:
+    """An error met while reading a run, as the reason a skip line gives (one line, capped)."""
+    text = " ".join(str(exc).split())
+    if not isinstance(exc, NuBoardError):
+        text = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def check_run(run: SourceRun) -> None:
+    """Raise UnreadableRunError when the run cannot be written exactly as the source has it.
+
+    Its start and end must be dates from 1970 to 9999; every point's step from 0 to 2**63-1;
+    every name, tag, note and config text valid UTF-8. (A wall time that is not finite is
+    refused by add_scalar as the run is written, with its own message.)
+    """
+    for what, seconds in (("start", run.start), ("end", run.end)):
+        if seconds is not None and not (isinstance(seconds, (int, float)) and math.isfinite(seconds)
+                                        and 0 <= seconds < LATEST):
+            raise UnreadableRunError(f"its {what} time {seconds!r} (seconds since 1970) is not a "
+                                     "date from 1970 to 9999")
+    for series in run.series:
+        if series.steps and not 0 <= min(series.steps) <= max(series.steps) <= MAX_STEP:
+            raise UnreadableRunError(f"scalar {printable(series.name)!r} has a step out of 0..2**63-1")
+    texts = [("name", run.name), ("notes", run.notes), ("group", run.group), ("host", run.host)]
+    texts += [("tag", tag) for tag in run.tags] + [("scalar", s.name) for s in run.series]
+    for what, text in texts:
+        if isinstance(text, str) and _has_surrogate(text):
+            raise UnreadableRunError(f"its {what} {printable(text)!r} is not valid UTF-8")
+    for what, doc in (("config", run.config), ("source details", run.details)):
+        bad = _bad_text(doc)
+        if bad is not None:
+            raise UnreadableRunError(f"its {what} holds {printable(bad)!r}, which is not valid UTF-8")
+
+
+def _bad_text(value, depth: int = 0) -> str | None:
+    """The first string (key or value) in nested dicts and lists that is not UTF-8, else None."""
+    if isinstance(value, str):
+        return value if _has_surrogate(value) else None
+    if depth > 100:
+        return None
+    items = value.items() if isinstance(value, dict) else \
+        ((None, v) for v in value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = (_bad_text(key, depth + 1) if isinstance(key, str) else None) or _bad_text(item, depth + 1)
+        if found is not None:
+            return found
+    return None
