@@ -6,6 +6,8 @@ Helpers that are not fixtures (makers, child processes, the CLI) are in helpers.
 from __future__ import annotations
 
 import os
+import signal
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,67 @@ from helpers import write_run
 
 PG_URL = "NUBOARD_TEST_PG_URL"          # set by scripts/test to its private cluster
 PG_REQUIRED = "NUBOARD_TEST_PG_REQUIRED"  # set by scripts/test: no PostgreSQL is a failure
+
+# -- hypothesis: the fuzz tests' budgets (docs/testing.md) ----------------------------------------
+# `ci` (the default): the same examples on every run, a few seconds per fuzz test. `long`:
+# NUBOARD_FUZZ=long, random examples, 100 times as many; NUBOARD_FUZZ_EXAMPLES=N sets the count.
+# (tests/test_package.py runs a test in a venv without hypothesis: then there are no profiles.)
+FUZZ_EXAMPLES = 50
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:
+    settings = None
+if settings is not None:
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY",       # not .hypothesis/ in the checkout
+                          os.path.join(tempfile.gettempdir(), "nuboard-hypothesis"))
+    _FUZZ_COMMON = dict(deadline=None, database=None, print_blob=True,
+                        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                               HealthCheck.function_scoped_fixture])
+    settings.register_profile("ci", derandomize=True, max_examples=FUZZ_EXAMPLES, **_FUZZ_COMMON)
+    settings.register_profile("long", derandomize=False, max_examples=100 * FUZZ_EXAMPLES,
+                              **_FUZZ_COMMON)
+    if os.environ.get("NUBOARD_FUZZ_EXAMPLES"):
+        settings.register_profile("custom", derandomize=False,
+                                  max_examples=int(os.environ["NUBOARD_FUZZ_EXAMPLES"]), **_FUZZ_COMMON)
+        settings.load_profile("custom")
+    else:
+        settings.load_profile("long" if os.environ.get("NUBOARD_FUZZ") == "long" else "ci")
+
+
+# -- the parallel and the serial part (scripts/test, docs/testing.md) -----------------------------
+# An xdist worker (and pytest started as a shell's background job) runs with SIGINT ignored, and a
+# child inherits that: `nuboard up` stopped with SIGINT (a user's Ctrl-C; RemoteViewer.close)
+# would serve on. The tests take Python's own handler back, so their children start with it.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
+PART = "NUBOARD_TEST_PART"      # set by scripts/test: "parallel" (under xdist) or "serial"
+
+
+# The modules that take longest, slowest first (measured under xdist, 2026-12-07): under xdist
+# they are handed out first, so that none starts last and holds up the end (--dist loadfile keeps
+# a module on one worker).
+SLOW_MODULES = [
+    "test_package.py", "test_fuzz_file_kinds.py", "test_integration_lightning.py",
+    "test_import_mlflow.py", "test_clean_exit.py", "test_team_catalog.py", "test_browser_layout.py",
+    "test_browser.py", "test_browser_artifacts.py", "test_shutdown_stress.py", "test_team_outage.py",
+    "test_browser_run_page.py", "test_viewer_serving.py", "test_browser_charts.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    """With $NUBOARD_TEST_PART, keep the tests of that part: `serial` ones (they time one call
+    against a bound, so they run alone) or the rest. Under xdist, the slowest modules first."""
+    part = os.environ.get(PART)
+    if part in ("parallel", "serial"):
+        keep = [item for item in items
+                if (item.get_closest_marker("serial") is not None) == (part == "serial")]
+        if len(keep) < len(items):
+            kept = set(map(id, keep))
+            config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+            items[:] = keep
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        rank = {name: i for i, name in enumerate(SLOW_MODULES)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))     # stable: in-module order kept
 
 
 def pytest_generate_tests(metafunc):

@@ -175,8 +175,14 @@ class RemoteViewer(_Client):
         return self._token
 
     def close(self) -> None:
+        """Stop it as Ctrl-C does; one that does not stop within 30 s is killed, and fails."""
         self.proc.send_signal(signal.SIGINT)
-        self.proc.communicate(timeout=30)
+        try:
+            self.proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+            raise AssertionError("nuboard up did not stop within 30 s of SIGINT") from None
 
     def __enter__(self) -> "RemoteViewer":
         return self

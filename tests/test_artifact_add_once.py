@@ -5,7 +5,6 @@ the folders and versions are real.
 """
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
@@ -103,18 +102,12 @@ def test_a_source_checked_for_another_project_gets_this_projects_producer(root, 
 
 
 def test_the_wizard_hands_its_check_to_the_writer(root, tmp_path, walks):
-    from prompt_toolkit.application import create_app_session
-    from prompt_toolkit.input import create_pipe_input
-    from prompt_toolkit.output import DummyOutput
+    from test_artifact_wizard import drive  # the wizard in a thread of its own after a browser test
 
     from nuboard.artifacts.form import AddForm
-    from nuboard.cli.wizard import run_wizard
     data = make_tree(tmp_path / "data", {"a.bin": b"12345"})
     form = AddForm(target="datasets/wiz", path=str(data), store="copy", type="dataset")
-    with create_pipe_input() as inp, create_app_session(input=inp, output=DummyOutput()):
-        inp.send_text("asked for\r\ry\r")          # the description, no metadata, write
-        inp.close()
-        filled = run_wizard(form, root=root, output=io.StringIO())
+    filled = drive("asked for\r\ry\r", root, form)[0]    # the description, no metadata, write
     assert filled is not None and filled.description == "asked for"
     assert filled.source is not None and filled.source.given == str(data)
     listed = len(walks)

@@ -5,9 +5,11 @@ prompt_toolkit draws (the questions and the answers typed) from a screen that ke
 """
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -59,10 +61,20 @@ def drive(keys: str, root: Path, form: AddForm | None = None) -> tuple[AddForm |
     instead of waiting.
     """
     screen, printed = Screen(), io.StringIO()
-    with create_pipe_input() as inp, create_app_session(input=inp, output=screen):
-        inp.send_text(keys)
-        inp.close()
-        result = run_wizard(form if form is not None else AddForm(), root=root, output=printed)
+
+    def run() -> AddForm | None:
+        with create_pipe_input() as inp, create_app_session(input=inp, output=screen):
+            inp.send_text(keys)
+            inp.close()
+            return run_wizard(form if form is not None else AddForm(), root=root, output=printed)
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        result = run()
+    else:      # a browser test ran in this process (xdist) and left Playwright's loop running here
+        with ThreadPoolExecutor(1) as pool:
+            result = pool.submit(run).result()
     return result, printed.getvalue().splitlines(), screen.text
 
 

@@ -643,6 +643,7 @@ def refused_quickly(call, what: str, rule: str) -> str:
     return message
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 @pytest.mark.parametrize("what, make, rule", [
     ("run_name", lambda big: {"run_name": big}, "at most 256"),
     ("tag", lambda big: {"tags": ["ok", big]}, "at most 128 characters"),
@@ -659,6 +660,7 @@ def test_huge_init_arguments_are_refused_at_once(root, huge, what, make, rule):
     assert not root.exists()
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_huge_scalar_names_are_refused_at_once(root, huge):
     """A 100 MB scalar name in add_scalar or log: a quick, short ValueError; the run goes on."""
     run = nb.init("p", **QUIET)
@@ -739,6 +741,7 @@ class Holder:
     inner: object
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 @pytest.mark.parametrize("config", [
     nested(10 ** 4),
     {"layers": nested(10 ** 4, as_list=True)},

@@ -174,6 +174,7 @@ def test_missing_failing_or_garbage_nvidia_smi_gives_none(tmp_path, monkeypatch)
     assert sample_gpus(gpus, timeout=5) is None
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_a_hanging_nvidia_smi_is_killed_at_the_timeout(tmp_path, monkeypatch):
     use_path(monkeypatch, fake_smi(tmp_path, "hang", hang_script(tmp_path)))
     began = time.monotonic()
@@ -286,6 +287,7 @@ def test_only_the_tracked_gpus_are_sampled(smi):
     assert s.sample() == {} and s.dropped == {}
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_a_hanging_nvidia_smi_is_dropped_after_the_first_timeout(smi, tmp_path, monkeypatch):
     gpus = query_gpus()
     use_path(monkeypatch, fake_smi(tmp_path, "hang", hang_script(tmp_path)))
@@ -358,6 +360,7 @@ def test_the_thread_logs_soon_then_every_interval_and_stops_promptly(smi):
     assert len(got) == count                # nothing logged after stop()
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_stop_is_prompt_with_a_long_interval_and_log_errors_do_not_escape():
     calls: list[dict] = []
 

@@ -28,6 +28,7 @@ def test_first_request_after_idle_shows_runs_made_meanwhile(root):
     assert "made-while-idle" in page
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_requests_within_the_interval_do_not_wait_for_a_sync(root):
     loss_run(root, "llm", name="first")
     with Viewer(root, sync_every=60.0) as viewer:

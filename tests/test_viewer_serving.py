@@ -139,6 +139,7 @@ def _received_close(sock: socket.socket) -> bool:
         return True
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_300_idle_connections_leave_a_page_answering_and_are_closed(root, one_run):
     with RemoteViewer(root) as viewer:
         idle = [socket.create_connection(("127.0.0.1", viewer.port), timeout=10) for _ in range(300)]

@@ -1,6 +1,8 @@
 """The `nuboard` command: one group, errors as one line, a traceback only with --debug."""
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
 
 import click
@@ -28,6 +30,11 @@ class _Group(click.Group):
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        # Text that is not UTF-8 (a file name's surrogate escapes, kept so in a manifest) is
+        # printed escaped as \udcff, never a UnicodeEncodeError; in JSON that is a valid escape.
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+                stream.reconfigure(errors="backslashreplace")
         try:
             code = super().main(args, prog_name, complete_var, False, **extra)
         except click.UsageError as exc:

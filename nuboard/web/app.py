@@ -22,6 +22,16 @@ from .filters import install_filters
 from .host_names import served_names
 
 
+class TextSafeResponse(Flask.response_class):
+    """A response whose text may hold what is not UTF-8 (a file name's surrogate escapes, kept
+    so in a manifest): sent escaped as \\udcff, where a plain response raised (a 500)."""
+
+    def set_data(self, value: "bytes | str") -> None:
+        if isinstance(value, str):
+            value = value.encode("utf-8", "backslashreplace")
+        super().set_data(value)
+
+
 def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127.0.0.1",
                allowed_hosts: "Iterable[str]" = (), edit_artifacts: bool = False,
                read_only: bool = False, sync_every: float = 2.0) -> Flask:
@@ -46,6 +56,7 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     root = layout.resolve_root(root)
     app = Flask("nuboard.web", template_folder=str(layout.resource_dir("templates")),
                 static_folder=str(layout.resource_dir("static")), static_url_path="/static")
+    app.response_class = TextSafeResponse
     app.config.update(NUBOARD_ROOT=root, NUBOARD_EDIT_ARTIFACTS=edit_artifacts,
                       NUBOARD_READ_ONLY=read_only, MAX_CONTENT_LENGTH=2 * 1024 * 1024,
                       SEND_FILE_MAX_AGE_DEFAULT=3600, JSON_SORT_KEYS=False)
