@@ -327,3 +327,26 @@ def test_a_run_on_a_fuse_mount_without_hard_links_or_locks(tmp_path):
         check_ls(tmp_path, root, env, out["id"])
     finally:
         fuse_unmount(mnt, proc)
+
+
+def test_a_link_that_fails_otherwise_leaves_no_half_made_run(tmp_path):
+    """link(2) failing for another reason (EIO, a full disk) is one RunFolderError naming the
+    folder, and the folder nb.init made for the run is gone: no run without its run.json."""
+    root = tmp_path / "experiments"
+    env = faulty_env(tmp_path, root, NB_LINK_ERRNO=str(errno.EIO))
+    code = f'''
+        import nuboard as nb
+        for run_id in ("given", None):
+            try:
+                nb.init("llm", run_id=run_id, {QUIET_ARGS})
+            except nb.RunFolderError as exc:
+                print("refused", type(exc).__name__, exc)
+    '''
+    proc = run_script(env, code)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2 and all(line.startswith("refused RunFolderError") for line in lines), lines
+    assert "cannot create the run folder" in lines[0] and "given" in lines[0], lines
+    runs = root / "llm" / "runs"
+    assert not runs.exists() or not [p for p in runs.iterdir() if not p.name.startswith(".")], \
+        list(runs.iterdir())

@@ -1,6 +1,7 @@
 """nb.init: check every argument, then start, resume or fork a run on disk."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -250,6 +251,7 @@ def _claim(folder: Path, doc: dict, existing: dict | None, resume: str | None,
     from nuboard.recording.capture.plan import record_environment, write_environment_files
     fork = opts.fork
     env_files = record_environment(plan, doc, opts.code_dir) if ranks.rank == 0 else {}
+    was_empty = not folder.exists() or not any(folder.iterdir())   # new, or claimed just now
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -274,6 +276,11 @@ def _claim(folder: Path, doc: dict, existing: dict | None, resume: str | None,
                 doc = _resumed_doc(existing, run_name=None, config=None, tags=None, notes=None,
                                    group=None, prefixes=prefixes, world_size=ranks.world_size)
                 doc["env"] = env
+            except OSError as exc:        # a full disk, EIO: no folder left without its run.json
+                if was_empty:
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()          # only while nothing is in it
+                raise _folder_error(folder, exc) from exc
             else:
                 if fork:
                     from .fork import copy_history
