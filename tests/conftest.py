@@ -109,6 +109,19 @@ def backend(request, monkeypatch) -> str:
 
 
 @pytest.fixture
+def team_url(monkeypatch) -> str:
+    """The test cluster's URL, for tests that pass it themselves ($NUBOARD_CATALOG_URL unset);
+    a failure without it where scripts/test said there is one, else a skip."""
+    found = pg_url()
+    if found is None:
+        if os.environ.get(PG_REQUIRED):
+            pytest.fail(f"{PG_URL} is not set: scripts/test starts a PostgreSQL for these tests")
+        pytest.skip(f"no PostgreSQL for the tests ({PG_URL}); scripts/test starts one")
+    monkeypatch.delenv("NUBOARD_CATALOG_URL", raising=False)
+    return found
+
+
+@pytest.fixture
 def root(tmp_path, monkeypatch) -> Path:
     """A fresh experiments root; $NUBOARD_DIR points at it and RANK variables are cleared."""
     path = tmp_path / "experiments"

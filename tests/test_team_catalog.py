@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import PG_REQUIRED, pg_url
 from helpers import (
     QUIET_ARGS,
     catalog_rows,
@@ -38,15 +37,9 @@ from nuboard.catalog.sync import sync
 
 
 @pytest.fixture
-def url(monkeypatch) -> str:
+def url(team_url) -> str:
     """The test cluster's URL; $NUBOARD_CATALOG_URL left unset (each test passes it itself)."""
-    found = pg_url()
-    if found is None:
-        if os.environ.get(PG_REQUIRED):
-            pytest.fail("NUBOARD_TEST_PG_URL is not set: scripts/test starts a PostgreSQL")
-        pytest.skip("no PostgreSQL for the tests; scripts/test starts one")
-    monkeypatch.delenv("NUBOARD_CATALOG_URL", raising=False)
-    return found
+    return team_url
 
 
 def columns_of(catalog) -> list[tuple]:

@@ -6,13 +6,11 @@ of another wait for it (19 s in the attack). Such a statement is stopped, with o
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 import pytest
-from conftest import PG_REQUIRED, pg_url
 from helpers import child_env, cli, loss_run, one_line_error
 from sqlalchemy import create_engine, text
 
@@ -21,14 +19,9 @@ from nuboard.catalog.project_catalog import Catalog
 
 
 @pytest.fixture
-def url(monkeypatch) -> str:
-    found = pg_url()
-    if found is None:
-        if os.environ.get(PG_REQUIRED):
-            pytest.fail("NUBOARD_TEST_PG_URL is not set: scripts/test starts a PostgreSQL")
-        pytest.skip("no PostgreSQL for the tests; scripts/test starts one")
-    monkeypatch.delenv("NUBOARD_CATALOG_URL", raising=False)
-    return found
+def url(team_url) -> str:
+    """The test cluster's URL; each test passes it itself."""
+    return team_url
 
 
 def lock_held_or_exited(engine, key: int, proc: subprocess.Popen, timeout: float = 60) -> None:

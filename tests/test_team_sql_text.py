@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import PG_REQUIRED, pg_url
 from helpers import loss_run
 from sqlalchemy import create_engine, text
 
@@ -20,15 +19,9 @@ NON_CONFORMING = "options=-c%20standard_conforming_strings%3Doff"
 
 
 @pytest.fixture
-def url(monkeypatch) -> str:
+def url(team_url) -> str:
     """The test cluster's URL, with standard_conforming_strings off for its connections."""
-    found = pg_url()
-    if found is None:
-        if os.environ.get(PG_REQUIRED):
-            pytest.fail("NUBOARD_TEST_PG_URL is not set: scripts/test starts a PostgreSQL")
-        pytest.skip("no PostgreSQL for the tests; scripts/test starts one")
-    monkeypatch.delenv("NUBOARD_CATALOG_URL", raising=False)
-    return found + ("&" if "?" in found else "?") + NON_CONFORMING
+    return team_url + ("&" if "?" in team_url else "?") + NON_CONFORMING
 
 
 def test_a_root_named_like_sql_is_a_comment_not_a_statement(tmp_path, url):
