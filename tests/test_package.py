@@ -137,6 +137,7 @@ def see_our_packages(python: Path) -> None:
     (Path(theirs) / "_outer_site_packages.pth").write_text("".join(f"{p}\n" for p in ours))
 
 
+@pytest.mark.serial          # times `import nuboard`: run alone, after the parallel part (docs/testing.md)
 def test_house_checks_hold():
     """../shared/tools/check_house.py (import stays light, faces on top, README and CI) is quiet."""
     tool = REPO.parent / "shared" / "tools" / "check_house.py"
