@@ -4,8 +4,12 @@
    The axis fits the runs: a version made far from its run's bar (promoted weeks later) does not
    stretch it; it is drawn at the edge, an arrow pointing to where it is and a label saying
    when ("model:v3 made 60 days later"), and panning that way brings it into view.
+   A bar's colour is its status's, as on the Runs table in either theme (timeline.css, from the
+   theme's variables); the run's own colour is the swatch by its name. Each run's elements carry
+   data-run="<run id>" (static/run_colours.js repaints them when a colour is set), and each bar
+   and diamond link has a name (aria-label) for screen readers.
    No inline scripts (the page's CSP allows only static/); text a user wrote reaches the DOM
-   through textContent only. */
+   through textContent, or an attribute, only. */
 (function () {
   "use strict";
 
@@ -13,14 +17,12 @@
   var ROW = 20, BAR = 10, LABEL_W = 230, AXIS_H = 34, PAD_R = 14, MIN_SPAN = 1;
   var DIAMOND = 5.5, LABEL_CHARS = 32;
   var FAR = 0.5, FAR_ROOM = 0.22, ON_BAR_S = 2;   /* far: beyond half the runs' span; room for its label */
-  var STATUS_COLORS = { finished: "#4a78d0", running: "#2e9e52", crashed: "#c8372d",
-                        failed: "#c8372d", lost: "#d9822b", killed: "#8d8780" };
   var TICK_STEPS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
                     21600, 43200, 86400, 172800, 604800, 1209600, 2592000, 7776000, 31536000];
   var MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
   var box, axisSvg, bodySvg, scroller, tip, plot, grid, nowLines, clipRect;
-  var data = null, fetchedAt = 0, view = null, plotW = 600, items = [], timer = null;
+  var data = null, fetchedAt = 0, view = null, plotW = 600, items = [], timer = null, byId = {};
   var drag = null, dragged = false, frame = 0;
 
   function el(name, attrs, parent) {
@@ -135,7 +137,8 @@
     var links = bodySvg.querySelector(".tl-links");
     clear(links);
     var rowOf = {};
-    data.runs.forEach(function (r, i) { rowOf[r.id] = i; });
+    byId = {};
+    data.runs.forEach(function (r, i) { rowOf[r.id] = i; byId[r.id] = r; });
     var height = Math.max(ROW, data.runs.length * ROW) + 6;
     bodySvg.setAttribute("height", height);
     clipRect.setAttribute("height", height);
@@ -143,19 +146,21 @@
     data.runs.forEach(function (run, i) {
       var cy = i * ROW + ROW / 2 + 3;
       if (i % 2 === 1) el("rect", { x: 0, y: cy - ROW / 2, height: ROW, width: LABEL_W + plotW + PAD_R, "class": "tl-stripe" }, stripes);
-      var label = el("a", { href: run.url, "class": "tl-label", "data-run": i }, labels);
-      var text = el("text", { x: 8, y: cy + 4 }, label);
       var name = run.name || run.id;
+      var label = el("a", { href: run.url, "class": "tl-label", "data-run": run.id }, labels);
+      if (run.colour) { label.style.setProperty("--run-colour", run.colour); label.setAttribute("data-colour", run.colour); }
+      el("rect", { x: 8, y: cy - 5, width: 10, height: 10, rx: 2, "class": "tl-swatch" }, label);
+      var text = el("text", { x: 24, y: cy + 4 }, label);
       text.textContent = name.length > LABEL_CHARS ? name.slice(0, LABEL_CHARS - 1) + "\u2026" : name;
 
-      var color = STATUS_COLORS[run.status] || "#777";
-      var link = el("a", { href: run.url, "class": "tl-run status-" + run.status, "data-run": i }, plot);
+      var link = el("a", { href: run.url, "class": "tl-run status-" + run.status, "data-run": run.id,
+                           "aria-label": name + ": " + run.status + ", started " + localTime(run.start) }, plot);
       run.sessions.forEach(function (s, k) {
-        var rect = el("rect", { y: cy - BAR / 2, height: BAR, rx: 2, fill: color, "class": "tl-seg" }, link);
+        var rect = el("rect", { y: cy - BAR / 2, height: BAR, rx: 2, "class": "tl-seg" }, link);
         items.push({ kind: "seg", node: rect, run: run, seg: s, first: k === 0 });
       });
       if (!run.sessions.length) {
-        var only = el("rect", { y: cy - BAR / 2, height: BAR, rx: 2, fill: color, "class": "tl-seg" }, link);
+        var only = el("rect", { y: cy - BAR / 2, height: BAR, rx: 2, "class": "tl-seg" }, link);
         items.push({ kind: "seg", node: only, run: run, seg: { start: run.start, end: run.end }, first: true });
       }
       var mark = endMark(run.status, cy, link);
@@ -168,7 +173,8 @@
         items.push({ kind: "fork", node: path, dot: dot, run: run, py: py, cy: cy });
       }
       run.versions.forEach(function (v, j) {
-        var a = el("a", { "class": "tl-version state-" + v.state, "data-run": i, "data-version": j }, plot);
+        var a = el("a", { "class": "tl-version state-" + v.state, "data-run": run.id, "data-version": j,
+                          "aria-label": v.label + (v.state === "linked" ? "" : " (" + v.state + ")") + ", made by " + name }, plot);
         if (v.url) a.setAttribute("href", v.url);
         var line = el("line", { "class": "tl-version-link", display: "none" }, a);
         var shape = el("path", { "class": "tl-diamond" }, a);
@@ -334,9 +340,9 @@
 
   /* ---- hover: what a bar or diamond is ---- */
   function tipLines(target) {
-    var i = target.getAttribute("data-run");
-    if (i === null) return null;
-    var run = data.runs[+i];
+    var id = target.getAttribute("data-run");
+    if (id === null) return null;
+    var run = byId[id];
     if (!run) return null;
     var j = target.getAttribute("data-version");
     if (j !== null) {

@@ -8,6 +8,7 @@ Chromium through Playwright against `nuboard up`; screenshots go to test-screens
 """
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -69,6 +70,10 @@ def test_a_version_made_60_days_later_leaves_the_bars_readable(page, site):
 
     page.goto(site + "/p/llm/.timeline")
     expect(page.locator("rect.tl-seg")).to_have_count(3)
+    # each bar and diamond is a link with a name (axe: link-name), and each run has its swatch
+    expect(page.get_by_role("link", name=re.compile(r"^sweep-a: finished, started "))).to_have_count(1)
+    expect(page.get_by_role("link", name="llm/model:v1, made by sweep-b")).to_have_count(1)
+    expect(page.locator("a.tl-label[data-run] rect.tl-swatch")).to_have_count(3)
     widths = bar_widths(page)
     assert min(widths) > 20, widths            # on a 60-day axis each would be 2 px
     body = page.locator("svg.tl-body").bounding_box()

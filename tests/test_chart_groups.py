@@ -12,7 +12,7 @@ from helpers_http import AppViewer
 
 import nuboard as nb
 from nuboard.web.chart_groups import group_lines
-from nuboard.web.run_colours import rank_colour, run_colour
+from nuboard.web.run_colours import PALETTE, shade
 
 
 def chart(viewer, project: str, ids: list[str], **params) -> dict:
@@ -48,7 +48,15 @@ def test_groups_by_a_config_key_give_exact_mean_min_and_max(root, three):
     assert adam["min"] == [1.0, 2.0, 3.0] and adam["max"] == [3.0, 6.0, 9.0]
     assert (sgd["label"], sgd["runs"], sgd["mean"]) == ("sgd", [c], [10.0, 20.0, 30.0])
     assert sgd["min"] == sgd["max"] == sgd["mean"]
-    assert adam["colour"] == run_colour("group:adam") and sgd["colour"] == run_colour("group:sgd")
+    assert (adam["colour"], sgd["colour"]) == PALETTE[:2]      # distinct, in the groups' order
+
+
+def test_a_group_keeps_its_colour_on_a_chart_where_it_has_no_line():
+    groups = {"r1": (0.001, "0.001"), "r2": (0.003, "0.003"), "r3": (0.01, "0.01")}
+    series = [{"run": r, "x": [0.0], "y": [1.0]} for r in ("r1", "r3")]
+    lines = group_lines(series, groups, 100)
+    assert [(g["label"], g["colour"]) for g in lines] == [("0.001", PALETTE[0]),
+                                                           ("0.01", PALETTE[2])]
 
 
 def test_runs_without_the_key_form_the_none_group(root, three):
@@ -78,12 +86,13 @@ def test_colours_and_group_keys_in_the_page_and_the_series(root, three):
     with AppViewer(root) as viewer:
         page = viewer.get(f"/api/p/llm/.charts?runs={','.join(three)}&group=group").json()
         doc = chart(viewer, "llm", three)
-    assert [(r["id"], r["colour"]) for r in page["runs"]] == [(r, run_colour(r)) for r in three]
+    # the project's runs in creation order take the palette in its order (run_colours)
+    assert [(r["id"], r["colour"]) for r in page["runs"]] == list(zip(three, PALETTE))
     assert page["group"] == "group"
     # group first; then the keys whose values differ (seed, optimizer.name) in config order
     assert page["group_keys"] == [["group", "group"], ["config.optimizer.name", "optimizer.name"],
                                   ["config.seed", "seed"]]
-    assert [(s["run"], s["colour"]) for s in doc["series"]] == [(r, run_colour(r)) for r in three]
+    assert [(s["run"], s["colour"]) for s in doc["series"]] == list(zip(three, PALETTE))
     assert "grouped_by" not in doc and "groups" not in doc
 
 
@@ -109,8 +118,8 @@ def test_ranks_get_shades_of_the_run_colour(root, monkeypatch):
     with AppViewer(root) as viewer:
         doc = chart(viewer, "dist", [run_id], rank="all")
     assert [(s["rank"], s["colour"]) for s in doc["series"]] == [
-        (0, run_colour(run_id)), (1, rank_colour(run_id, 1))]
-    assert rank_colour(run_id, 1) != run_colour(run_id)
+        (0, PALETTE[0]), (1, shade(PALETTE[0], 1))]
+    assert shade(PALETTE[0], 1) != PALETTE[0]
 
 
 def test_chart_groups_are_in_first_logged_order_with_timing_then_system_last(root):

@@ -20,7 +20,7 @@ import nuboard as nb
 from nuboard.errors import InvalidNameError
 from nuboard.files.layout import find_projects
 
-BAD = ["llm/runs", "llm/artifacts", "llm/views.json", "runs", "team/Runs/x", "llm/.nuboard"]
+BAD = ["llm/runs", "llm/artifacts", "llm/views.json", "llm/colours.json", "runs", "team/Runs/x", "llm/.nuboard"]
 
 
 def files_under(root: Path) -> list[str]:

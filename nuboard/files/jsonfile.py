@@ -140,6 +140,19 @@ def _claim_by_mkdir(tmp: Path, path: Path) -> None:
 
 
 @contextlib.contextmanager
+def replacing(path: Path, error: "type[Exception]", doing: str) -> Iterator[None]:
+    """A project document (views.json, colours.json) locked while it is read and replaced:
+    flock on `.<name>.lock` beside it. An OSError on the way (a folder that cannot be
+    written) is one clear `error` saying it cannot `doing`, and the document stays as it was."""
+    try:
+        with flock(path.with_name(f".{path.name}.lock")):
+            yield
+    except OSError as exc:
+        raise error(f"cannot {doing} in {str(path.parent)!r} ({exc.strerror or exc}): "
+                    "the project folder must be writable.") from None
+
+
+@contextlib.contextmanager
 def flock(path: "Path | str", *, missing_ok: bool = False) -> Iterator[bool]:
     """Hold an exclusive lock between processes; the kernel frees it if the holder dies.
 

@@ -72,11 +72,12 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
 
     from .artifacts_page import artifacts_page
     from .charts import charts
+    from .colour_edit import colour_edit
     from .files import files
     from .run_page import run_page
     from .runs_page import runs_page
     from .timeline import timeline
-    for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page):
+    for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page, colour_edit):
         app.register_blueprint(blueprint)
     if edit_artifacts:                        # without the flag these routes do not exist
         from .artifact_edit import artifact_edit

@@ -18,7 +18,10 @@ import re
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .run_colours import run_colour
+from nuboard.catalog.sync import config_value
+
+from .number_text import cell_text
+from .run_colours import group_colours
 
 NONE_LABEL = "(none)"
 MAX_GROUP_KEYS = 50
@@ -65,7 +68,9 @@ def _cell_label(cell: dict | None) -> str | None:
     """A config cell as the text a group is labelled with (None when the run has no such key)."""
     if cell is None:
         return None
-    return cell["value_text"] if cell["value_text"] is not None else cell["type"]
+    if cell["value_text"] is None and cell["value_num"] is None:
+        return cell["type"]
+    return cell_text(config_value(cell["type"], cell["value_num"], cell["value_text"]))
 
 
 def group_of(key: str, group_name: str | None, cells: dict[str, dict]) -> tuple:
@@ -106,6 +111,8 @@ def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> l
     [{'value', 'label', 'colour', 'runs', 'count', 'x', 'mean', 'min', 'max'}], in order.
 
     groups: each run's (value, label) (group_of); runs missing from it fall in '(none)'.
+    'colour' is the group's: group_colours over every group of `groups` in this order, so
+    groups differ and a group has one colour on every chart, whichever scalars it lacks;
     'runs' are the group's runs that have this scalar, 'count' how many; mean, min and max
     are None at an x where none of them has a finite value.
     """
@@ -119,7 +126,12 @@ def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> l
     index = {g["label"]: i for i, g in enumerate(ordered)}
     lines = _aggregate(series, [index[groups.get(s["run"], (None, NONE_LABEL))[1]]
                                 for s in series], buckets)
-    return [_line(group, *lines.get(i, ([], [], [], []))) for i, group in enumerate(ordered)]
+    every = {label: {"value": value, "label": label} for value, label in groups.values()}
+    every.update({g["label"]: g for g in ordered})
+    labels = [g["label"] for g in sorted(every.values(), key=_group_order)]
+    colour = dict(zip(labels, group_colours(labels)))
+    return [_line(group, colour[group["label"]], *lines.get(i, ([], [], [], [])))
+            for i, group in enumerate(ordered)]
 
 
 def _aggregate(series: list[dict], group_of_series: list[int], buckets: int) -> dict:
@@ -169,7 +181,7 @@ def _repeat(values, sizes: list[int]) -> pa.Array:
     return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends, pa.array(values, pa.int32())))
 
 
-def _line(group: dict, x: list, mean: list, low: list, high: list) -> dict:
+def _line(group: dict, colour: str, x: list, mean: list, low: list, high: list) -> dict:
     return {"value": group["value"], "label": group["label"],
-            "colour": run_colour("group:" + group["label"]), "runs": group["runs"],
+            "colour": colour, "runs": group["runs"],
             "count": len(group["runs"]), "x": x, "mean": mean, "min": low, "max": high}

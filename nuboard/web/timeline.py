@@ -16,6 +16,7 @@ from nuboard.catalog.query import QuerySyntaxError
 from nuboard.catalog.query_keys import query_warnings
 
 from .context import catalogs, load_project, wants_json
+from .run_colours import project_colours
 from .timeline_data import LIMIT, SessionCache
 from .timeline_data import timeline as timeline_of
 
@@ -41,15 +42,18 @@ def artifact_url(project: str, name: str, number: int) -> str:
 
 
 def timeline_data(project: str, query: str) -> tuple[dict | None, str | None]:
-    """The data the page draws, with links, or the query's error message."""
+    """The data the page draws, with links and each run's colour (the swatch by its name), or
+    the query's error message."""
     try:
         data = timeline_of(catalogs().get(project), query=query, now=time.time(),
                            sessions=session_cache(), other_catalog=_other_catalog,
                            limit=int(current_app.config.get("NUBOARD_TIMELINE_LIMIT", LIMIT)))
     except QuerySyntaxError as exc:
         return None, str(exc)
+    colours = project_colours(project)
     for run in data["runs"]:
         run["url"] = url_for("run.details", project=project, run_id=run["id"])
+        run["colour"] = colours.run(run["id"])
         if run["parent"] is not None:
             run["parent"]["url"] = url_for("run.details", project=project,
                                            run_id=run["parent"]["id"])

@@ -5,14 +5,12 @@ atomically under a lock; the catalog's `views` table mirrors them for SQL.
 """
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
-from nuboard.catalog.engine import file_lock
 from nuboard.catalog.run_writes import mirror_views
 from nuboard.errors import NuBoardError
 from nuboard.files import documents, layout
-from nuboard.files.jsonfile import write_json_atomic
+from nuboard.files.jsonfile import replacing, write_json_atomic
 
 VIEWS_FILE = "views.json"
 MAX_VIEWS = 500
@@ -105,7 +103,7 @@ def make_view(name: str, query: str, columns: list[str], sort: str, desc: bool,
 def save_view(root: Path, project: str, view: dict) -> list[dict]:
     """Add the view, or replace the one of the same name; return every view."""
     path = views_path(root, project)
-    with _writing(path):
+    with replacing(path, ViewError, "save views"):
         views, note = read_views_noted(root, project)
         if note is not None and not views and path.exists():
             raise ViewError(f"{note} Fix or remove {str(path)!r} to save views.")
@@ -120,7 +118,7 @@ def save_view(root: Path, project: str, view: dict) -> list[dict]:
 
 def delete_view(root: Path, project: str, name: str) -> bool:
     path = views_path(root, project)
-    with _writing(path):
+    with replacing(path, ViewError, "save views"):
         views = read_views(root, project)
         kept = [v for v in views if v["name"] != name]
         if len(kept) == len(views):
@@ -132,15 +130,3 @@ def delete_view(root: Path, project: str, name: str) -> bool:
 def index_views(catalog, views: list[dict]) -> None:
     """Mirror the saved views into the catalog's `views` table (for `nuboard sql`)."""
     mirror_views(catalog, views)
-
-
-@contextlib.contextmanager
-def _writing(path: Path):
-    """views.json's lock held while it is read and replaced; a folder that cannot be written
-    is one clear ViewError, and views.json stays as it was."""
-    try:
-        with file_lock(path.with_name(".views.json.lock")):
-            yield
-    except OSError as exc:
-        raise ViewError(f"cannot save views in {str(path.parent)!r} ({exc.strerror or exc}): "
-                        "the project folder must be writable.") from None
