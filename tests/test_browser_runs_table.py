@@ -8,8 +8,6 @@ from urllib.parse import quote
 import pytest
 from helpers_browser import serve, shot, shutdown, watch_errors
 
-from nuboard.web.run_colours import run_colour
-
 pytestmark = pytest.mark.browser
 
 
@@ -47,7 +45,9 @@ def test_default_columns_swatches_and_the_chooser_search(page, demo):
     assert lr.locator("wbr").count() == 1 and lr.inner_text() == "optimizer.lr"
     run_id = demo["runs"]["llm-pretrain/lr1e-3-s1"]
     swatch = page.locator(f'tr[data-run="{run_id}"] td.pin .swatch')
-    assert swatch.evaluate("s => getComputedStyle(s).backgroundColor") == rgb(run_colour(run_id))
+    twin = page.request.get(demo["url"] + "/api/p/llm-pretrain/runs?cols=name").json()
+    colour = next(r["colour"] for r in twin["runs"] if r["id"] == run_id)
+    assert swatch.evaluate("s => getComputedStyle(s).backgroundColor") == rgb(colour)
     shot(page, "runs-table-default")
 
     page.click(".columns-chooser summary")

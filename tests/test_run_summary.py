@@ -161,7 +161,7 @@ def test_results_table_has_last_min_max_and_their_steps(root):
     acc = by_name["eval/acc"]
     assert (acc["min"], acc["min_step"], acc["max"], acc["max_step"]) == (0.25, 5, 0.875, 15)
     grad = by_name["train/grad_norm"]                # NaN is last, but never a min or a max
-    assert grad["last"] is None and grad["last_text"] == "nan" and grad["last_step"] == 4
+    assert grad["last"] is None and grad["last_text"] == "NaN" and grad["last_step"] == 4
     assert (grad["min"], grad["min_step"], grad["max"], grad["max_step"]) == (1.0, 1, 4.0, 3)
     names = [r["name"] for r in results["rows"]]
     kinds = [n.split("/")[0] for n in names]
@@ -170,8 +170,8 @@ def test_results_table_has_last_min_max_and_their_steps(root):
     assert set(kinds[4:]) == {"system"} and len(kinds) > 4
     table = page.split('<table class="results">')[1].split("</table>")[0]
     rows = [" ".join(visible_text(tr).split()) for tr in table.split("<tr>")[2:]]
-    assert rows[0] == "train/loss 0.75 30 0.1235 10 3 0"     # four significant digits
-    assert rows[1] == "train/grad_norm nan 4 1 1 4 3"
+    assert rows[0] == "train/loss 0.75 30 0.12346 10 3 0"    # the one number text (5 digits)
+    assert rows[1] == "train/grad_norm NaN 4 1 1 4 3"
 
 
 def test_a_large_run_shows_the_catalogs_summary_without_min_max_steps(root, monkeypatch):

@@ -131,6 +131,24 @@ def _config_value(key: str, value) -> dict:
             "value_num": None, "value_text": text}
 
 
+def config_value(kind: str, num: float | None, text: str | None):
+    """A config value as logged, from the (type, value_num, value_text) _config_value wrote:
+    the one decoder of a config cell (the Runs table, the run page and the run table's records
+    use it). An int is read from its text, exactly (value_num is its nearest double: 2**53 + 1
+    would read 2**53); a float from value_num, or from its text when not finite; a text that
+    is not JSON (a catalog written by hand) as it is."""
+    if kind == "str":
+        return text
+    if kind == "float" and num is not None:
+        return num
+    if kind == "null" or text is None:
+        return None
+    try:
+        return json.loads(text)           # int, bool, list, dict, and NaN or inf
+    except ValueError:
+        return text
+
+
 def _min_max(values: array) -> tuple[float | None, float | None]:
     """The smallest and largest value, NaN ignored (None, None when all are NaN)."""
     if len(values) >= ARROW_FROM:

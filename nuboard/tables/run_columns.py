@@ -11,12 +11,12 @@ of 7 config keys and 10 scalars take tens of milliseconds.
 """
 from __future__ import annotations
 
-import json
 from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from nuboard.catalog.sync import config_value
 from nuboard.files.records import display_status, parse_time, run_duration
 
 SUMMARIES = ("last", "min", "max")
@@ -129,17 +129,6 @@ def _times(texts: pa.Array) -> pa.Array:
 
 
 # -- config -----------------------------------------------------------------------------------
-
-def config_value(kind: str, num: float | None, text: str | None):
-    """A config value as logged, from the catalog's (type, value_num, value_text)."""
-    if kind == "str":
-        return text
-    if kind == "float" and num is not None:
-        return num
-    if kind == "null" or text is None:
-        return None
-    return json.loads(text)           # int (exactly), bool, list, dict, and NaN or inf
-
 
 def run_configs(columns: RunColumns) -> list[dict]:
     """Each row's config as logged, {key: value} with keys sorted (for the records)."""

@@ -1,9 +1,8 @@
-"""Jinja filters: times, durations, sizes and table cells as the pages show them."""
+"""Jinja filters: times, durations, sizes and table cells as the pages show them (a cell:
+number_text.cell_text, the one text of a value on every page)."""
 from __future__ import annotations
 
 import datetime as dt
-import json
-import math
 from typing import Any
 
 from flask import Flask
@@ -11,20 +10,7 @@ from flask import Flask
 from nuboard.artifacts.form import format_size
 from nuboard.files.records import format_duration, format_local_time
 
-
-def cell(value: Any) -> str:
-    """A config value or scalar summary as a short cell: 4 significant digits for floats."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return str(value)
-        return f"{value:.4g}"
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
+from .number_text import cell_text
 
 
 def filesize(size: Any) -> str:
@@ -64,5 +50,5 @@ def age(iso: Any) -> str:
 def install_filters(app: Flask) -> None:
     app.jinja_env.globals["column_title"] = column_title
     app.jinja_env.filters.update(localtime=format_local_time, duration=format_duration,
-                                 cell=cell, filesize=filesize, epoch=epoch,
+                                 cell=cell_text, filesize=filesize, epoch=epoch,
                                  query_quote=query_quote, age=age)

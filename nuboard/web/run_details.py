@@ -7,14 +7,13 @@ import time
 from pathlib import Path
 
 from nuboard.catalog.run_doc import NO_RUN_JSON, read_checked_run
-from nuboard.catalog.sync import flatten_config
+from nuboard.catalog.sync import config_value, flatten_config
 from nuboard.files import layout
 from nuboard.files.records import format_duration, parse_time, run_duration
 from nuboard.files.status import HeartbeatWatch, heartbeat_mtime, run_status
 
 from .console_text import render_console
 from .containment import open_file_inside
-from .runs_table import config_value
 
 TEXT_LIMIT = 256 * 1024
 TAIL_BYTES = 256 * 1024     # of files/output.log searched for a crash's traceback

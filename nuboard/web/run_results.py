@@ -9,6 +9,8 @@ from nuboard.eventlog.reader import Scalar
 from nuboard.eventlog.source import rank_scalars
 from nuboard.files import layout
 
+from .number_text import number_text
+
 POINT_BUDGET = 1_000_000       # points read from the run's data to find the steps of min and max
 BYTE_BUDGET = 32 * 1024 * 1024  # ... or log bytes, when the catalog does not hold the run yet
 ROW_LIMIT = 1000               # scalars shown; the rest are counted
@@ -41,7 +43,7 @@ def _from_points(name: str, points: Scalar, known: dict | None) -> dict:
         lo_step, hi_step = _step_of(points, lo), _step_of(points, hi)
     last = points.values[-1]
     return {"name": name, "last": last if math.isfinite(last) else None,
-            "last_text": None if math.isfinite(last) else str(last),
+            "last_text": None if math.isfinite(last) else number_text(last),
             "last_step": int(points.steps[-1]),
             "min": lo, "min_step": lo_step, "max": hi, "max_step": hi_step,
             "count": len(points.values)}
@@ -80,8 +82,10 @@ def _ordered(rows: list[dict], prefixes: dict) -> list[dict]:
 
 
 def scalar_results(folder: Path, catalog_rows: list[dict], prefixes: dict) -> dict:
-    """{'rows': [{'name', 'last', 'last_step', 'min', 'min_step', 'max', 'max_step',
-    'count'}], 'more': scalars left out, 'steps': whether min and max steps were looked up}.
+    """{'rows': [{'name', 'last', 'last_text', 'last_step', 'min', 'min_step', 'max',
+    'max_step', 'count'}], 'more': scalars left out, 'steps': whether min and max steps were
+    looked up}. A last value that is NaN or infinite is None, and 'last_text' says which
+    ('NaN', 'inf', '-inf', as number_text writes them; the JSON twin cannot hold them).
 
     The steps of min and max come from the run's data when it holds at most POINT_BUDGET
     points (as the catalog counts them); past that, the catalog's summaries alone.

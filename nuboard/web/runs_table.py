@@ -3,30 +3,36 @@
 Columns are named `name`, `status`, `start`, `duration`, `tags`, `group`, `host`, `id`,
 `config:<key>` (a flattened config value) and `scalar:<name>`, `min:<name>`, `max:<name>`
 (rank 0's last, smallest and largest value of a scalar). When none are chosen the table shows
-results (default_columns). Each config:/scalar: column is written in one number format
-(format_column). Sorting and paging run in SQLite, so a page of a 10,000-run project reads
-10,000 index entries at most and 100 rows.
+results (default_columns). Each number is written as on every page (number_text). Sorting
+and paging run in SQLite, so a page of a 10,000-run project reads 10,000 index entries at most
+and 100 rows; by duration, in the order of the durations shown (_by_duration).
 """
 from __future__ import annotations
 
-import json
-import math
 from typing import Any
 
 from nuboard.catalog import run_reads
+from nuboard.catalog.sync import config_value
 from nuboard.files.names import RESERVED_DEFAULTS
-from nuboard.files.records import run_record
+from nuboard.files.records import display_status, run_duration, run_record
 
-from .run_colours import run_colour
+from .number_text import cell_text
+from .run_colours import project_colours
 
 BASE_COLUMNS = ("status", "name", "id", "start", "duration", "tags", "group", "host")
 DEFAULT_CONFIG_KEYS = 6          # config columns shown when none are chosen
 DEFAULT_SCALARS = 4              # scalar columns shown when none are chosen
-SIGNIFICANT = 4                  # digits of a number cell
 PER_PAGE = 100
 MAX_PER_PAGE = 500
 MAX_COLUMNS = 40
 SUMMARIES = {"scalar": "last", "min": "min", "max": "max"}
+DURATION_FIELDS = ("run_id", "status", "created", "ended", "duration_s", "heartbeat_mtime",
+                   "lost_after")
+"""The fields of `runs` that the duration a run shows is worked out from."""
+ROW_FIELDS = ("id", "run_id", "name", "status", "group_name", "host", "notes", "cut", "created",
+              "ended", "duration_s", "heartbeat_mtime", "lost_after", "world_size",
+              "parent_run_id")
+"""The fields of `runs` that a row of the table shows."""
 
 
 class TableError(ValueError):
@@ -69,7 +75,8 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
 
     columns: the chosen columns; none chosen: `defaults`, else default_columns(catalog).
     Each record has 'values' (the config:/scalar: cells as numbers), 'cells' (the same as the
-    page writes them, one format per column) and 'colour' (the run's, as on every page);
+    page writes them, each number as number_text writes it) and 'colour' (the run's, as on
+    every page);
     'numeric' lists the columns whose cells are all numbers (right-aligned).
 
     Raises:
@@ -80,20 +87,24 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
     columns = check_columns(list(columns or defaults or default_columns(catalog)))
     per_page = max(1, min(per_page, MAX_PER_PAGE))
     try:
-        found = run_reads.runs_page(catalog, query, now=now, sort=sort, desc=desc, page=page,
-                                    per_page=per_page)
+        if sort == "duration":
+            found = _by_duration(catalog, query, now=now, desc=desc, page=page, per_page=per_page)
+        else:
+            found = run_reads.runs_page(catalog, query, now=now, sort=sort, desc=desc, page=page,
+                                        per_page=per_page)
     except run_reads.SortKeyError as exc:
         raise TableError(str(exc)) from None
     ids = [r["id"] for r in found.rows]
     by_tags = run_reads.tags_by_run(catalog, ids)
     values = _column_values(catalog, ids, columns)
     records = []
+    colours = project_colours(catalog.project)
     for row in found.rows:
         record = run_record(row, by_tags[row["id"]], catalog.project, now)
         record["values"] = values[row["id"]]
         record["world_size"] = row.get("world_size")
         record["parent"] = row.get("parent_run_id")
-        record["colour"] = run_colour(row["run_id"])
+        record["colour"] = colours.run(row["run_id"])
         records.append(record)
     numeric = format_cells(records, [c for c in columns if ":" in c])
     return {"total": found.total, "page": found.page, "pages": found.pages, "per_page": per_page,
@@ -101,18 +112,39 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
             "desc": desc, "runs": records}
 
 
+def _by_duration(catalog, query: str, *, now: float, desc: bool, page: int,
+                 per_page: int) -> run_reads.RunsPage:
+    """A page of the runs in the order of the duration the table shows (run_duration: a
+    running run's so far, a lost one's up to its last heartbeat, which the catalog's
+    duration_s does not hold), unknown ones last, then by run id, as run_reads orders.
+
+    The durations of every matching run are worked out here, from DURATION_FIELDS (a 10,000-run
+    project: one read of 10,000 short rows), and the page's rows read by id."""
+    rows = run_reads.find_runs(catalog, query, now=now, fields=DURATION_FIELDS)
+    shown = {r["run_id"]: run_duration(r, display_status(r["status"], r["heartbeat_mtime"], now,
+                                                         r["lost_after"]), now) for r in rows}
+    known = sorted((r for r in shown if shown[r] is not None), key=lambda r: (shown[r], r),
+                   reverse=desc)
+    ordered = known + sorted((r for r in shown if shown[r] is None), reverse=desc)
+    pages = max(1, -(-len(ordered) // per_page))
+    page = max(1, min(page, pages))
+    ids = ordered[(page - 1) * per_page:page * per_page]
+    found = run_reads.runs_by_id(catalog, ids, ROW_FIELDS)
+    return run_reads.RunsPage(len(ordered), page, pages, [found[i] for i in ids if i in found])
+
+
 def format_cells(records: list[dict], columns: list[str]) -> list[str]:
-    """Write each record's 'cells' from its 'values', one number format per column; return the
-    columns whose filled cells are all numbers."""
+    """Write each record's 'cells' from its 'values', each as its own text (a number as
+    number_text writes it on every page, whatever else its column holds); return the columns
+    whose filled cells are all numbers (right-aligned)."""
     numeric = []
     for record in records:
         record["cells"] = {}
         record.setdefault("values", {})
     for col in columns:
         column = [r["values"].get(col) for r in records]
-        texts = format_column(column)
-        for record, text in zip(records, texts):
-            record["cells"][col] = text
+        for record, value in zip(records, column):
+            record["cells"][col] = cell_text(value)
         filled = [v for v in column if v is not None]
         if filled and all(_is_number(v) for v in filled):
             numeric.append(col)
@@ -121,74 +153,6 @@ def format_cells(records: list[dict], columns: list[str]) -> list[str]:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def format_column(values: list[Any]) -> list[str]:
-    """The cells of one column as text, every number in the same style.
-
-    Integers (and whole floats under a million) stay whole numbers. Other columns get one
-    count of decimals, the one that gives the column's middle value four significant digits,
-    so the decimal points line up; when a value is below 0.001 or at or above a million, or
-    would then keep fewer than two digits or show more than seven, every number of the column
-    is in exponent form instead (3.125e-4, 1.200e-5). Trailing zeros that every cell of the
-    column has are dropped (0.001, 0.003 rather than 0.001000, 0.003000). Missing cells are
-    empty; text, booleans and lists are written as they are.
-    """
-    numbers = [v for v in values if _is_number(v) and math.isfinite(v)]
-    if all(isinstance(v, int) or (v.is_integer() and abs(v) < 1e6) for v in numbers):
-        style = _whole
-    else:
-        exponents = sorted(math.floor(math.log10(abs(v))) for v in numbers if v != 0) or [0]
-        top, low, middle = exponents[-1], exponents[0], exponents[len(exponents) // 2]
-        decimals = max(0, SIGNIFICANT - 1 - middle)
-        if low < -3 or top >= 6 or low + decimals < 1 or top + decimals >= 7:
-            style = _exponent
-        else:
-            def style(v: float) -> str:
-                return f"{v:.{decimals}f}"
-    texts = [style(v) if _is_number(v) and math.isfinite(v) else _text(v) for v in values]
-    return _drop_common_zeros(texts, [_is_number(v) and math.isfinite(v) for v in values])
-
-
-def _whole(value: float) -> str:
-    return str(int(value))
-
-
-def _exponent(value: float) -> str:
-    """3.125e-4: four significant digits and a plain exponent; zero is 0."""
-    if value == 0:
-        return "0"
-    mantissa, _, power = f"{value:.{SIGNIFICANT - 1}e}".partition("e")
-    return f"{mantissa}e{int(power)}"
-
-
-def _drop_common_zeros(texts: list[str], numbers: list[bool]) -> list[str]:
-    """Drop the trailing zeros of the decimals that every number of the column ends with."""
-    parts = [t.partition("e") if n and "." in t else None for t, n in zip(texts, numbers)]
-    decimals = [p[0].partition(".")[2] for p in parts if p is not None]
-    if not decimals:
-        return texts
-    keep = max(len(d.rstrip("0")) for d in decimals)
-    out = []
-    for text, part in zip(texts, parts):
-        if part is None:
-            out.append(text)
-            continue
-        whole, _, frac = part[0].partition(".")
-        head = f"{whole}.{frac[:keep]}" if keep else whole
-        out.append(head + (part[1] + part[2]))
-    return out
-
-
-def _text(value: Any) -> str:
-    """A cell that is not a finite number: empty when missing, true/false, JSON for lists."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, dict)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
 
 
 def _column_values(catalog, ids: list[int], columns: list[str]) -> dict[int, dict[str, Any]]:
@@ -209,24 +173,6 @@ def _column_values(catalog, ids: list[int], columns: list[str]) -> dict[int, dic
             for kind in kinds:
                 values[run][f"{kind}:{name}"] = summary[SUMMARIES[kind]]
     return values
-
-
-def config_value(kind: str, num: float | None, text: str | None) -> Any:
-    """A config cell as its value: ints as ints, bools as bools, JSON texts parsed."""
-    if kind == "int" and num is not None:
-        return int(num)
-    if kind == "bool" and num is not None:
-        return bool(num)
-    if kind == "float":
-        return num if num is not None else text
-    if kind == "str":
-        return text
-    if kind == "null":
-        return None
-    try:
-        return json.loads(text) if text is not None else None
-    except ValueError:
-        return text
 
 
 def available_columns(catalog) -> dict[str, list[str]]:
