@@ -12,6 +12,7 @@ import pytest
 from helpers import QUIET
 
 import nuboard as nb
+from nuboard.eventlog.reader import RunReader
 from nuboard.files import layout
 from nuboard.web import downsampling
 from nuboard.web.chartdata import SeriesCache, list_ranks, series_payload
@@ -167,7 +168,7 @@ def test_logs_and_parquet_give_the_same_series(root, tmp_path):
     assert from_parquet.values.to_pylist()[:1234] == from_logs.values.to_pylist()[:1234]
     assert math.isnan(from_logs.values[1234].as_py())
     assert from_parquet.first_wall == from_logs.first_wall == min(from_logs.walls.to_pylist())
-    for x in ("step", "wall", "relative"):
+    for x in ("step", "wall", "relative", "process"):
         a = series_payload(cache, run_dir, 0, "train/loss", x=x, buckets=100)
         b = series_payload(cache, logs_dir, 0, "train/loss", x=x, buckets=100)
         assert a == b
@@ -224,6 +225,28 @@ def test_a_stale_parquet_is_not_used_after_a_resume(root):
         assert series.values.to_pylist()[49:51] == [49.0, -50.0]
     finally:
         run.finish()
+
+
+def test_sessions_are_kept_through_the_resume_rule(root, tmp_path):
+    """A resumed session that goes back 50 steps hides them: each session's points stay
+    together, and the process axis goes on where the first session's last point was."""
+    run_dir = write_run(root, n=100, value=float)
+    with nb.init("p", dir=root, run_id=run_dir.name, resume="must", **QUIET) as run:
+        for i in range(50, 150):
+            run.add_scalar("train/loss", -float(i), step=i)
+    logs = logs_only_copy(run_dir, tmp_path / "logs")
+    reader = RunReader(logs)
+    reader.refresh()
+    first = reader.sessions()[0]
+    cache = SeriesCache()
+    for folder in (run_dir, logs):
+        series = cache.get(folder, 0, "train/loss")
+        assert series.starts == [(0, 0), (1, 50)] and len(series) == 150
+        x = series_payload(cache, folder, 0, "train/loss", x="process")["x"]
+        assert x == sorted(x) and x[0] == 0
+        assert x[50] == pytest.approx(first.last_wall - first.first_wall)   # hidden: 50..99
+    assert series_payload(cache, run_dir, 0, "train/loss", x="process") == \
+        series_payload(cache, logs, 0, "train/loss", x="process")
 
 
 def test_a_live_run_shows_new_points_after_refresh(root):

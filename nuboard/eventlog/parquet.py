@@ -3,7 +3,12 @@
 The file is derived from the event logs and never replaces them. Its key-value metadata
 (b"nuboard") names the log files and the bytes of each it was built from; a reader uses it
 only while the logs on disk are exactly those, so it is never older than the logs.
-Rows are grouped by scalar, with each scalar's first row and count in the metadata.
+Rows are grouped by scalar, with each scalar's first row and count in the metadata, and
+("sessions") each session's first and last wall time and whether it is a fork's copied history
+("spans": [session, first, last, copied]), and where each scalar's sessions begin ("starts":
+{name: [[session, first index], ...]}), for the relative axes of the Charts page; a file
+written before them lacks "sessions" (web/chartdata.py then reads the logs of a run of more
+than one session).
 Every read opens the file with jsonfile.open_regular (open_parquet): a FIFO, socket or
 device named data.parquet is never opened for a blocking read.
 
@@ -46,11 +51,12 @@ def write_parquet(run_dir: Path, rank: int = 0) -> Path:
 
     reader = RunReader(run_dir, rank)
     reader.refresh()
-    scalars = reader.scalars()
-    offsets, names, counts = {}, [], []
+    scalars = reader.scalars_by_session()
+    offsets, names, counts, starts = {}, [], [], {}
     steps, walls, values = array("q"), array("d"), array("d")
-    for name, s in scalars.items():
+    for name, (s, blocks) in scalars.items():
         offsets[name] = [len(values), len(s.values)]
+        starts[name] = [list(b) for b in blocks]
         names.append(name)
         counts.append(len(s.values))
         steps.extend(s.steps)
@@ -61,7 +67,9 @@ def write_parquet(run_dir: Path, rank: int = 0) -> Path:
         indices.extend(array("i", [i]) * n)
     key = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), pa.array(names, pa.string()))
     meta = {"format": PARQUET_FORMAT, "rank": rank, "sources": reader.sources(), "keys": offsets,
-            "rows": len(values),
+            "rows": len(values), "sessions": {
+                "spans": [[x.number, x.first_wall, x.last_wall, x.copied] for x in reader.sessions()],
+                "starts": starts},
             "crc32": {name: zlib.crc32(column) for name, column in zip(COLUMNS, (steps, walls, values))}}
     table = pa.table({"key": key, "step": pa.array(steps, pa.int64()),
                       "wall_time": pa.array(walls, pa.float64()),

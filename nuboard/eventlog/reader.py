@@ -1,6 +1,7 @@
 """Reading a run's scalars back from its event logs: sessions merged by the resume rule, live."""
 from __future__ import annotations
 
+import bisect
 import os
 from array import array
 from pathlib import Path
@@ -128,32 +129,86 @@ class RunReader:
         copy (10 M points are 240 MB to copy): the reader copies them before it extends them,
         so they never change under the caller, who copies them before changing them.
         """
+        return {name: s for name, (s, _) in self.scalars_by_session(keys).items()}
+
+    def scalars_by_session(self, keys: Iterable[str] | None = None
+                           ) -> dict[str, tuple[Scalar, list[tuple[int, int]]]]:
+        """As scalars(), each with where its sessions' points begin: [(session, first index)],
+        in session order, one pair per session that kept points (the merged arrays hold each
+        session's points together, in session order)."""
         wanted = self.names() if keys is None else list(keys)
         if self._own is None:
             self._own = own_prefixes(self.path)
         out = {}
         for name in wanted:
             own = name.split("/", 1)[0] in self._own
-            found = [self._parts[session][name] for session in sorted(self._parts)
+            found = [(session, self._parts[session][name]) for session in sorted(self._parts)
                      if len(self._parts[session].get(name, _EMPTY).values)]
             if len(found) == 1:
-                found[0].lent = True
-                out[name] = Scalar(found[0].steps, found[0].walls, found[0].values)
+                session, part = found[0]
+                part.lent = True
+                out[name] = (Scalar(part.steps, part.walls, part.values), [(session, 0)])
                 continue
             merged: _Part | None = None
-            for part in found:
+            counts: list[list[int]] = []             # [session, points kept], in order
+            for session, part in found:
                 if merged is None:
                     merged = _Part(array("q", part.steps), array("d", part.walls),
                                    array("d", part.values))
-                    continue
-                if not own:
-                    _hide_from(merged, part.steps[0])
-                merged.steps.extend(part.steps)
-                merged.walls.extend(part.walls)
-                merged.values.extend(part.values)
+                else:
+                    if not own:
+                        kept = _hide_from(merged, part.steps[0])
+                        if kept is not None:
+                            _recount(counts, kept)
+                    merged.steps.extend(part.steps)
+                    merged.walls.extend(part.walls)
+                    merged.values.extend(part.values)
+                counts.append([session, len(part.values)])
             if merged is not None:
-                out[name] = Scalar(merged.steps, merged.walls, merged.values)
+                starts, at = [], 0
+                for session, n in counts:
+                    if n:
+                        starts.append((session, at))
+                    at += n
+                out[name] = (Scalar(merged.steps, merged.walls, merged.values), starts)
         return out
+
+    def sessions(self) -> list["Session"]:
+        """The sessions read, in order: each one's META record and the wall times of its
+        first and last points (the least first and the greatest last over its scalars, in
+        the order logged; None when it logged none)."""
+        out = []
+        for session in sorted(self._parts):
+            parts = [p for p in self._parts[session].values() if len(p.walls)]
+            first = min(p.walls[0] for p in parts) if parts else None
+            last = max(p.walls[-1] for p in parts) if parts else None
+            out.append(Session(session, self._readers[session].meta, first, last))
+        return out
+
+
+class Session(NamedTuple):
+    """One session of a rank: its number, its log's META record (None when unread), and the
+    wall times of its first and last points."""
+    number: int
+    meta: dict | None
+    first_wall: float | None
+    last_wall: float | None
+
+    @property
+    def copied(self) -> bool:
+        """Whether it holds a fork's copy of its parent's points (recording/fork.py)."""
+        return isinstance(self.meta, dict) and self.meta.get("forked_from") is not None
+
+
+def log_meta(path: "str | os.PathLike[str]") -> dict | None:
+    """The META record of one event log, reading no further than its first points."""
+    reader = LogReader(path)
+    chunks = reader.read_iter()
+    try:
+        next(chunks, None)
+    finally:
+        chunks.close()
+    return reader.meta
 
 
 def own_prefixes(run_dir: Path) -> frozenset[str]:
@@ -166,19 +221,35 @@ def own_prefixes(run_dir: Path) -> frozenset[str]:
     return found or frozenset(RESERVED_DEFAULTS)
 
 
-def _hide_from(merged: _Part, first: int) -> None:
-    """Drop the points at step `first` or later (a later session takes over from there)."""
+def _hide_from(merged: _Part, first: int) -> "int | list[int] | None":
+    """Drop the points at step `first` or later (a later session takes over from there).
+
+    Returns what was kept: None (all of it), a count (the first points), or their indices.
+    """
     steps = merged.steps
     if not len(steps) or max(steps) < first:
-        return
+        return None
     keep = [i for i, s in enumerate(steps) if s < first]
     if len(keep) == len(steps):
-        return
+        return None
     if keep == list(range(len(keep))):
         del steps[len(keep):]
         del merged.walls[len(keep):]
         del merged.values[len(keep):]
-        return
+        return len(keep)
     merged.steps = array("q", (steps[i] for i in keep))
     merged.walls = array("d", (merged.walls[i] for i in keep))
     merged.values = array("d", (merged.values[i] for i in keep))
+    return keep
+
+
+def _recount(counts: list[list[int]], kept: "int | list[int]") -> None:
+    """Each session's count of points after _hide_from kept `kept` of the merged ones."""
+    at = 0
+    for entry in counts:
+        start, end = at, at + entry[1]
+        if isinstance(kept, int):
+            entry[1] = max(0, min(end, kept) - start)
+        else:
+            entry[1] = bisect.bisect_left(kept, end) - bisect.bisect_left(kept, start)
+        at = end

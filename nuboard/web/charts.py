@@ -20,13 +20,13 @@ from .chart_groups import GroupKeyError, check_group_key, group_keys, group_line
 from .chart_prefetch import run_in_background
 from .chartdata import series_payload
 from .context import catalogs, load_project, prefetch, root_dir, series_cache, wants_json
-from .run_colours import rank_colour, run_colour
+from .run_colours import project_colours
 from .views import find_view
 
 charts = Blueprint("charts", __name__)
 charts.url_value_preprocessor(load_project)
 MAX_RUNS = 50
-X_AXES = ("step", "wall", "relative")
+X_AXES = ("step", "wall", "relative", "process")   # chartdata.X_KINDS
 DEFAULT_BUCKETS = 1000
 MAX_BUCKETS = 4000
 
@@ -132,9 +132,10 @@ def chart_context(project: str, ids: list[str]) -> dict:
     if x not in X_AXES:
         abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
     configs = run_reads.config_rows(catalogs().get(project), [r["id"] for r in found])
+    colours = project_colours(project)
     return {"project": project, "found": found,
             "runs": [{"id": r["run_id"], "name": r["name"], "label": _label(r), "status": r["status"],
-                      "colour": run_colour(r["run_id"])} for r in found],
+                      "colour": colours.run(r["run_id"])} for r in found],
             "missing": missing, "groups": group_names(names, system, prefixes["timing"]),
             "system": system, "ranks": ranks or [0], "group": _group_key(),
             "group_keys": group_keys([r["group_name"] for r in found],
@@ -171,11 +172,12 @@ def prefetch_charts(project: str, found: list[dict], x: str, rank: str, names: l
     keys, and those requests do their own work, as without a prefetch."""
     ids = [r["run_id"] for r in found]
     rows = {r["run_id"]: r for r in found}
-    cache, root = series_cache(), root_dir()
+    cache, root, colours = series_cache(), root_dir(), project_colours(project)
     run_in_background(prefetch(), [
         ((project, name, tuple(ids), x, rank, DEFAULT_BUCKETS),
          lambda name=name: chart_series(cache, root, project, rows, ids, name, x=x, rank_arg=rank,
-                                        lo=None, hi=None, buckets=DEFAULT_BUCKETS))
+                                        lo=None, hi=None, buckets=DEFAULT_BUCKETS,
+                                        colours=colours))
         for name in names])
 
 
@@ -193,7 +195,8 @@ def _number(name: str) -> float | None:
 
 
 def chart_series(cache, root, project: str, rows: dict, ids: list[str], name: str, *, x: str,
-                 rank_arg: str, lo: float | None, hi: float | None, buckets: int) -> list[dict]:
+                 rank_arg: str, lo: float | None, hi: float | None, buckets: int,
+                 colours) -> list[dict]:
     """The data endpoint's 'series' for one scalar of these runs (rows: _run_rows's), each
     run's points downsampled; no Flask in here, so the page's prefetch thread runs it too."""
     out = []
@@ -211,14 +214,18 @@ def chart_series(cache, root, project: str, rows: dict, ids: list[str], name: st
                 continue
             label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
             out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
-                        "colour": rank_colour(run_id, rank), "live": live, **payload})
+                        "colour": colours.rank(run_id, rank), "live": live, **payload})
     return out
 
 
 @charts.get("/api/p/<project:project>/.chart")
 def data(project: str):
-    """One scalar of several runs: {'name', 'x', 'series': [{run, rank, label, colour, x, y,
-    ...}]}; with ?group=KEY, 'series' is empty and 'groups' holds one line per group."""
+    """One scalar of several runs: {'name', 'x', 'range', 'series': [{run, rank, label, colour,
+    x, y, ...}]}; with ?group=KEY, 'series' is empty and 'groups' holds one line per group.
+    'range' is the [lo, hi] the data was cut for, in the axis's own units (steps, epoch
+    seconds, or seconds on the relative axes; either may be null), or null for the whole run.
+    Bad input answers 4xx and a catalog that cannot be read 503, each as {'error': message}
+    (app.py's handlers: the path is under /api/)."""
     name = request.args.get("name", "")
     if not name or len(name) > 1000:
         abort(400, description="name: give the scalar's name, such as train/loss.")
@@ -228,6 +235,8 @@ def data(project: str):
         abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
     rank_arg = request.args.get("rank", "0")
     lo, hi = _number("lo"), _number("hi")
+    if lo is not None and hi is not None and lo > hi:
+        abort(400, description=f"lo={lo!r} is above hi={hi!r}: give lo <= hi.")
     try:
         buckets = int(request.args.get("buckets", str(DEFAULT_BUCKETS)))
     except ValueError:
@@ -241,8 +250,10 @@ def data(project: str):
     out = prefetch().take(key) if lo is None and hi is None else None
     if out is None:
         out = chart_series(series_cache(), root_dir(), project, rows, ids, name, x=x,
-                           rank_arg=rank_arg, lo=lo, hi=hi, buckets=buckets)
-    body = {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi, "series": out,
+                           rank_arg=rank_arg, lo=lo, hi=hi, buckets=buckets,
+                           colours=project_colours(project))
+    body = {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi,
+            "range": None if lo is None and hi is None else [lo, hi], "series": out,
             "live": any(rows[r]["status"] == "running" for r in ids if r in rows),
             "status": {r: rows[r]["status"] for r in ids if r in rows}}
     if group:
