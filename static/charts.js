@@ -1,7 +1,9 @@
 /* NuBoard Charts (the Charts page and the run page's Charts tab): one run list for every chart
    (hide, highlight), a tooltip at the cursor, the cursor synced across charts, settings kept in
    the URL and per project in localStorage, a filter box, pinned charts, group lines with a
-   min-max band, and colours that follow the theme. Everything a user wrote reaches the DOM as
+   min-max band, colours that follow the theme and the user's choice, and one zoom for every
+   chart (each drawn only with the data fetched for its range). Numbers as text:
+   static/chart_numbers.js. Everything a user wrote reaches the DOM as
    text (textContent), never as HTML; no inline scripts (the CSP allows only files). */
 (function () {
   "use strict";
@@ -9,7 +11,9 @@
   function $(sel, root) { return (root || document).querySelector(sel); }
   function $$(sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); }
 
+  var Num = window.NuBoardNumbers;      // static/chart_numbers.js
   var SYNC_KEY = "nuboard-charts";
+  var UNSYNCED = { mousedown: 1, mouseup: 1, dblclick: 1 };
   var TIP_ROWS = 16;
   var DEFAULTS = { x: "step", rank: "0", smoothing: 0, log: false, outliers: false, group: "" };
   var charts = [];
@@ -17,6 +21,8 @@
   var pins = [];
   var hidden = {};          // legend key -> true while hidden on every chart
   var highlight = null;     // legend key hovered in the run list, or null
+  var zoom = null;          // the page's x range [lo, hi] (every chart's), or null: the whole run
+  var chosenColours = {};   // run id -> the colour its user set on this page (nuboard:colour)
   var root = null;
 
   /* ---- colours ---- */
@@ -62,53 +68,16 @@
     return out;
   }
 
-  /* 4 significant digits, so 0.00021 and 3.2e-7 do not all print as 0 */
-  function formatValue(v, digits) {
-    if (v === null || v === undefined) return "";
-    if (v === 0) return "0";
-    var a = Math.abs(v);
-    if (a >= 1e6 || a < 1e-4) return Number(v.toPrecision(Math.max(1, digits - 1))).toExponential();
-    return String(Number(v.toPrecision(digits)));
-  }
-
-  /* tick labels with as many digits as it takes for no two to read the same */
-  function distinctLabels(vals, format) {
-    for (var digits = 4; digits <= 12; digits++) {
-      var labels = vals.map(function (v) { return format(v, digits); });
-      var seen = {}, same = false;
-      labels.forEach(function (l, i) { if (vals[i] !== null && l !== "") { if (seen[l]) same = true; seen[l] = 1; } });
-      if (!same) return labels;
-    }
-    return labels;
-  }
-
-  function formatSeconds(s, incr) {
-    var sign = s < 0 ? "-" : "";
-    s = Math.abs(s);
-    if (incr !== undefined && incr < 1) return sign + s.toFixed(Math.min(3, Math.ceil(-Math.log10(incr)))) + "s";
-    s = Math.round(s);
-    var d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
-    if (d) return sign + d + "d" + (h ? h + "h" : "") + (m ? m + "m" : "");
-    if (h) return sign + h + "h" + (m ? m + "m" : "") + (sec ? sec + "s" : "");
-    if (m) return sign + m + "m" + (sec ? sec + "s" : "");
-    return sign + sec + "s";
-  }
-
+  /* the x of the tooltip's head: a step's digits, a date, a duration */
   function xLabel(v) {
     if (v === null || v === undefined) return "-";
     if (state.x === "wall") return new Date(v * 1000).toLocaleString();
-    if (state.x === "relative") return formatSeconds(v);
-    return String(Math.round(v * 1000) / 1000);
+    if (relativeAxis()) return Num.seconds(v);
+    return Num.text(v, Number.isInteger(v));
   }
 
-  function powers(bases, from, to) {
-    var out = [];
-    for (var e = from; e <= to; e++) bases.forEach(function (b) { out.push(b * Math.pow(10, e)); });
-    return out;
-  }
-  var STEP_INCRS = powers([1, 2, 5], 0, 12);
-  var SECOND_INCRS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200,
-                      10800, 21600, 43200, 86400, 172800, 604800, 2592000, 31536000];
+  /* the axes that count seconds from each run's start: wall time or process time */
+  function relativeAxis() { return state.x === "relative" || state.x === "process"; }
 
   /* ---- series: breaks, sparseness, ranges ---- */
 
@@ -146,12 +115,15 @@
     return n <= 40;
   }
 
-  /* uPlot widens a lone x by itself (a day on a time axis); a single point gets a small pad */
-  function xRange(u, min, max, zoomed) {
+  /* the x range: the range the data was fetched for when zoomed (so the scale never changes
+     without its data), else the data's; uPlot widens a lone x by itself (a day on a time axis),
+     so a single point gets a small pad */
+  function xRange(u, min, max, fetched) {
+    if (fetched) return fetched.slice();
     if (min === null || min === undefined || !isFinite(min)) return [0, 1];
-    if (!zoomed && u.data[0] && u.data[0].length === 1) min = max = u.data[0][0];
+    if (u.data[0] && u.data[0].length === 1) min = max = u.data[0][0];
     if (min === max) {
-      var pad = state.x === "wall" ? 60 : (state.x === "relative" ? 1 : Math.max(1, Math.abs(min) * 0.1));
+      var pad = state.x === "wall" ? 60 : (relativeAxis() ? 1 : Math.max(1, Math.abs(min) * 0.1));
       return [min - pad, max + pad];
     }
     return [min, max];
@@ -198,7 +170,7 @@
     var grouped = payload.groups && payload.groups.length;
     if (grouped) {
       payload.groups.forEach(function (g) {
-        var key = "g:" + g.value, colour = g.colour || runColour(String(g.value));
+        var key = "g:" + g.value, colour = g.colour || "#7f7f7f";
         var mean = smooth(g.mean, state.smoothing);
         var lo = g.min, hi = g.max;
         if (state.log) {
@@ -215,7 +187,7 @@
       });
     } else {
       payload.series.forEach(function (s) {
-        var colour = s.colour || runColour(s.run);
+        var colour = (!s.rank && chosenColours[s.run]) || s.colour || runColour(s.run);
         var ys = state.log ? s.y.map(function (v) { return v !== null && v > 0 ? v : null; }) : s.y;
         var broken = withBreaks(s.x, ys), xs = broken[0], raw = broken[1];
         var sparse = isSparse(raw);
@@ -229,7 +201,11 @@
       });
     }
     if (!tables.length) return null;
-    return { data: uPlot.join(tables), meta: meta, bands: bands, groupKeys: keys };
+    /* NULL_EXPAND (2): a null (a break, a gap) spreads over the holes the join leaves beside
+       it where other runs have an x, so the line stays broken with other runs on the chart
+       (the default keeps the lone null, and uPlot draws on across the holes) */
+    var nullModes = tables.map(function (t) { return t.map(function (_c, i) { return i ? 2 : 0; }); });
+    return { data: uPlot.join(tables, nullModes), meta: meta, bands: bands, groupKeys: keys };
   }
 
   function strokeFor(m) {
@@ -242,7 +218,7 @@
 
   function makeOptions(chart, built, width) {
     var theme = themeColours();
-    var series = [{ label: state.x === "step" ? "step" : (state.x === "wall" ? "time" : "elapsed") }];
+    var series = [{ label: state.x === "step" ? "step" : (state.x === "wall" ? "time" : (state.x === "process" ? "process time" : "elapsed")) }];
     built.meta.slice(1).forEach(function (m) {
       series.push({
         label: m.label, stroke: strokeFor(m), width: m.raw ? 1 : (m.edge ? 0 : 1.6), spanGaps: false,
@@ -252,14 +228,15 @@
     });
     var axis = { stroke: theme.muted, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 } };
     var xAxis = Object.assign({}, axis);
-    if (state.x === "relative") {
-      xAxis.incrs = SECOND_INCRS;
-      xAxis.values = function (u, vals, ai, space, incr) { return vals.map(function (v) { return v === null ? "" : formatSeconds(v, incr); }); };
+    if (relativeAxis()) {
+      xAxis.incrs = Num.SECOND_INCRS;
+      xAxis.values = function (u, vals, ai, space, incr) { return vals.map(function (v) { return v === null ? "" : Num.seconds(v, incr); }); };
     } else if (state.x === "wall") {
       xAxis.space = 80;           // room for uPlot's two-line date labels
     } else {
-      xAxis.incrs = STEP_INCRS;
-      xAxis.values = function (u, vals) { return distinctLabels(vals, formatValue); };
+      xAxis.incrs = Num.STEP_INCRS;
+      xAxis.space = 60;
+      xAxis.values = function (u, vals) { return Num.distinct(vals, Num.si); };
     }
     /* the labels drawn (on the canvas) kept on the figure too: data-x-ticks, data-y-ticks */
     function kept(which, values) {
@@ -271,22 +248,32 @@
     }
     if (state.x !== "wall") xAxis.values = kept("xTicks", xAxis.values);
     var range = function (u, min, max) { return yRange(u, min, max, chart.meta); };
-    var yAxis = Object.assign({}, axis, { size: 64, values: kept("yTicks", function (u, vals) { return distinctLabels(vals, formatValue); }) });
+    /* the y axis as wide as its widest label (measured in its font), so no label is clipped */
+    var yAxis = Object.assign({}, axis, {
+      font: Num.AXIS_FONT,
+      values: kept("yTicks", function (u, vals) { return Num.distinct(vals, Num.tick); }),
+      size: function (u, values) { return Math.max(40, Math.ceil(Num.widest(values) + 10 + 5 + 6)); }
+    });
+    xAxis.font = Num.AXIS_FONT;
     return {
       width: width, height: 240, series: series, bands: built.bands,
-      scales: { x: { time: state.x === "wall", range: function (u, min, max) { return xRange(u, min, max, !!chart.range); } },
+      scales: { x: { time: state.x === "wall", range: function (u, min, max) { return xRange(u, min, max, chart.range); } },
                 y: state.log ? { distr: 3, range: range } : { range: range } },
       axes: [xAxis, yAxis],
       legend: { show: false },
       focus: { alpha: 0.35 },
-      cursor: { y: false, sync: { key: SYNC_KEY, setSeries: false }, focus: { prox: 24 }, drag: { x: true, y: false },
-                points: { size: 7 } },
+      /* the cursor is synced, but not a drag or a double-click: those set the page's zoom
+         (zoomTo), and uPlot never changes a scale by itself (drag.setScale false, its own
+         double-click unbound): a chart's x changes only with the data fetched for it */
+      cursor: { y: false, focus: { prox: 24 }, drag: { x: true, y: false, setScale: false }, points: { size: 7 },
+                sync: { key: SYNC_KEY, setSeries: false, filters: { pub: function (type) { return !UNSYNCED[type]; } } },
+                bind: { dblclick: function () { return null; } } },
       hooks: {
         setSelect: [function (u) {
-          if (u.select.width < 2) return;
-          var lo = u.posToVal(u.select.left, "x"), hi = u.posToVal(u.select.left + u.select.width, "x");
-          chart.range = [lo, hi];
-          fetchChart(chart);
+          var left = u.select.left, width = u.select.width;
+          if (width < 2) return;
+          u.setSelect({ left: 0, width: 0, top: 0, height: 0 }, false);
+          zoomTo([u.posToVal(left, "x"), u.posToVal(left + width, "x")]);
         }],
         setCursor: [function (u) { tooltip(chart, u); }],
         draw: [function (u) {
@@ -294,6 +281,8 @@
           chart.el.dataset.ymax = String(u.scales.y.max);
           chart.el.dataset.xmin = String(u.scales.x.min);
           chart.el.dataset.xmax = String(u.scales.x.max);
+          chart.el.dataset.view = u.scales.x.min + "," + u.scales.x.max;
+          chart.el.dataset.fetched = chart.range ? chart.range.join(",") : "";
           chart.el.dataset.drawn = "1";
         }]
       }
@@ -351,7 +340,7 @@
       name.textContent = r.label;
       var val = document.createElement("span");
       val.className = "tip-value";
-      val.textContent = formatValue(r.value, 5);
+      val.textContent = Num.text(r.value);
       row.appendChild(sw); row.appendChild(name); row.appendChild(val);
       tip.appendChild(row);
     });
@@ -381,8 +370,7 @@
     })]);
     if (fresh && built && chart.plot && chart.shape === shape) {
       chart.meta = built.meta;
-      chart.plot.setData(built.data);
-      if (chart.range) chart.plot.setScale("x", { min: chart.range[0], max: chart.range[1] });
+      chart.plot.setData(built.data);      // x: the range fetched (xRange), with its data
       describe(chart, note);
       return;
     }
@@ -404,8 +392,7 @@
     var plot = new uPlot(opts, built.data, plotEl);
     chart.plot = plot;
     $(".u-over", plot.root).addEventListener("mouseleave", function () { chart.tip.hidden = true; });
-    if (chart.range) plot.setScale("x", { min: chart.range[0], max: chart.range[1] });
-    if (built.groupKeys.length) groupLegend(built.groupKeys);
+    if (built.groupKeys.length && chart.payload.grouped_by === state.group) groupLegend(built.groupKeys);
     describe(chart, note);
   }
 
@@ -415,24 +402,70 @@
     (payload.series || []).forEach(function (s) { total += s.in_range || 0; sent += s.sent || 0; });
     note.textContent = parts + (total ? " · " + total.toLocaleString() + " points" : "") +
       (sent < total ? ", " + sent.toLocaleString() + " drawn (min and max per bucket)" : "") +
-      (chart.range ? " · zoomed (double-click to reset)" : "");
+      (chart.range ? " · zoomed, as every chart (double-click to reset)" : "");
   }
 
+  /* ask for the chart's data for the page's zoom; only the latest answer is drawn, and its
+     range (chart.range, data-fetched) goes with it */
   function fetchChart(chart) {
+    var want = zoom ? zoom.slice() : null;
     var params = new URLSearchParams({ name: chart.name, runs: root.dataset.runs, x: state.x,
                                        rank: state.rank, buckets: String(chart.buckets()) });
     if (state.group) params.set("group", state.group);
-    if (chart.range) { params.set("lo", chart.range[0]); params.set("hi", chart.range[1]); }
+    if (want) { params.set("lo", want[0]); params.set("hi", want[1]); }
     var seq = ++chart.seq;
+    chart.el.dataset.asked = want ? want.join(",") : "";
     return fetch(root.dataset.api + "?" + params.toString(), { headers: { Accept: "application/json" } })
-      .then(function (r) { return r.json(); })
+      .then(function (r) {
+        if (r.ok) return r.json();
+        return r.text().then(function (body) { throw new Error(serverMessage(r, body)); });
+      })
       .then(function (payload) {
         if (seq !== chart.seq) return;
         chart.payload = payload;
+        chart.range = want;
+        chart.el.classList.remove("failed");
         showStatus(payload.status || {});
         draw(chart, true);
       })
-      .catch(function (err) { $(".chart-note", chart.el).textContent = "Could not load: " + err; });
+      .catch(function (err) {
+        if (seq !== chart.seq) return;
+        if (chart.plot) { chart.plot.destroy(); chart.plot = null; }   // no plot of other settings
+        chart.payload = null;
+        chart.shape = null;
+        $(".plot", chart.el).textContent = "";
+        chart.tip.hidden = true;
+        chart.el.classList.add("failed");
+        chart.el.dataset.view = "";
+        chart.el.dataset.error = err.message || String(err);
+        $(".chart-note", chart.el).textContent = "Could not load this chart: " + (err.message || err);
+      });
+  }
+
+  /* what a failed data request says: the JSON's error (or message), else the error page's
+     message (or its text), after the status */
+  function serverMessage(r, body) {
+    var said = "";
+    try {
+      var doc = JSON.parse(body);
+      said = doc && (doc.error || doc.message) ? String(doc.error || doc.message) : "";
+    } catch (e) {
+      var page = new DOMParser().parseFromString(body, "text/html");
+      var main = ["main .error", "h1", "title"].map(function (sel) { return page.querySelector(sel); })
+        .filter(function (el) { return el && el.textContent.trim(); })[0];
+      said = main ? main.textContent.replace(/\s+/g, " ").trim().slice(0, 300) : "";
+    }
+    var status = r.status + (r.statusText ? " " + r.statusText : "");
+    return said ? said + " (" + status + ")" : status;
+  }
+
+  /* the page's zoom: every chart asks for this range (a chart not yet seen, when it comes into
+     view) and takes it with the data that answers; null is the whole run */
+  function zoomTo(range) {
+    if (range && !(range[1] > range[0])) return;
+    zoom = range;
+    root.dataset.zoom = zoom ? zoom.join(",") : "";
+    charts.forEach(function (c) { if (c.visible) fetchChart(c); });
   }
 
   /* each run's badge in the run list takes the status the latest data says (finished, lost) */
@@ -469,7 +502,7 @@
   function initLegend() {
     root.addEventListener("click", function (ev) {
       var li = ev.target.closest ? ev.target.closest(".legend-runs li, .legend-groups li") : null;
-      if (!li || ev.target.closest("a")) return;
+      if (!li || ev.target.closest("a, input")) return;
       var key = legendKey(li);
       if (hidden[key]) delete hidden[key]; else hidden[key] = true;
       li.classList.toggle("off", !!hidden[key]);
@@ -517,7 +550,7 @@
 
   function showLegends() {
     var runs = $(".legend-runs", root), groups = $(".legend-groups", root);
-    if (groups) { groups.hidden = !state.group; if (!state.group) groups.textContent = ""; }
+    if (groups) { groups.hidden = !state.group; groups.textContent = ""; }   // the new grouping's only
     if (runs) runs.classList.toggle("grouped", !!state.group);
   }
 
@@ -631,6 +664,7 @@
     if (!root || !window.uPlot || !root.dataset.runs) return;
     loadSettings();
     updateUrl();
+    root.dataset.zoom = "";
     showLegends();
     initLegend();
     var observer = new IntersectionObserver(function (entries) {
@@ -655,7 +689,9 @@
                       var w = Math.round(el.clientWidth || 600);
                       return w <= 1000 ? 1000 : Math.min(2000, w); } };
       el._chart = chart;
-      el.addEventListener("dblclick", function () { if (chart.range) { chart.range = null; fetchChart(chart); } });
+      el.addEventListener("dblclick", function (ev) {   // on the plot: every chart back to the whole run
+        if (ev.target.closest(".plot") && (zoom || charts.some(function (c) { return c.range; }))) zoomTo(null);
+      });
       var pin = $("button.pin", el);
       if (pin) pin.addEventListener("click", function () {
         var at = pins.indexOf(chart.name);
@@ -682,7 +718,7 @@
       var el = $(sel);
       if (el) el.addEventListener("change", function () {
         readControls(); updateUrl(); save(); showLegends();
-        charts.forEach(function (c) { c.range = null; if (c.visible) fetchChart(c); });
+        zoomTo(null);                  // another axis, rank or grouping: the whole run again
       });
     });
     ["#smoothing", "#log-scale", "#outliers"].forEach(function (sel) {
@@ -691,6 +727,20 @@
         readControls(); updateUrl(); save();
         charts.forEach(function (c) { if (c.payload) draw(c); });
       });
+    });
+    /* a colour the user set (static/run_colours.js): the run list and every chart take it */
+    document.addEventListener("nuboard:colour", function (ev) {
+      var d = ev.detail || {};
+      if (typeof d.run !== "string" || !/^#[0-9a-f]{6}$/i.test(d.colour || "")) return;
+      chosenColours[d.run] = d.colour;
+      var li = root.querySelector('.legend-runs li[data-run="' + cssEscape(d.run) + '"]');
+      if (li) {
+        li.dataset.colour = d.colour;
+        li.style.setProperty("--run-colour", d.colour);
+        var input = $("input.run-colour", li);
+        if (input && input.value !== d.colour) input.value = d.colour;
+      }
+      charts.forEach(function (c) { if (c.payload) draw(c); });
     });
     document.addEventListener("nuboard:theme", function () {
       charts.forEach(function (c) { if (c.payload) draw(c); });
@@ -706,7 +756,7 @@
           if (badge) badge.remove();
           return;
         }
-        charts.forEach(function (c) { if (c.visible && !c.range) fetchChart(c); });
+        charts.forEach(function (c) { if (c.visible) fetchChart(c); });   // zoomed too: the zoom's range
       }, 5000);
     }
     var resizeTimer = null;

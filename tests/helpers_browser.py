@@ -43,3 +43,17 @@ def watch_errors(page) -> list[str]:
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.on("dialog", lambda dialog: (errors.append(f"dialog: {dialog.message}"), dialog.dismiss()))
     return errors
+
+
+INKED = """(f, [lo, hi, hex, tolerance]) => { const c = f.querySelector('canvas'), o = f.querySelector('.u-over');
+    const cb = c.getBoundingClientRect(), ob = o.getBoundingClientRect(), k = c.width / cb.width;
+    const x0 = +f.dataset.xmin, x1 = +f.dataset.xmax, px = v => ob.left - cb.left + (v - x0) / (x1 - x0) * ob.width;
+    const rgb = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
+    const d = c.getContext('2d').getImageData(px(lo) * k, (ob.top - cb.top) * k,
+                                              (px(hi) - px(lo)) * k, ob.height * k).data;
+    let n = 0;
+    for (let i = 0; i < d.length; i += 4)
+      if (Math.abs(d[i] - rgb[0]) + Math.abs(d[i + 1] - rgb[1]) + Math.abs(d[i + 2] - rgb[2]) < tolerance) n++;
+    return n; }"""
+"""For figure.chart's evaluate: how many pixels of the plot between x values lo and hi (its
+drawn x scale) are within `tolerance` (summed over r, g, b) of the colour '#rrggbb'."""

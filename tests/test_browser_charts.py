@@ -3,16 +3,15 @@ once it has finished (Debian's Chromium through Playwright, `nuboard up` as a su
 from __future__ import annotations
 
 import re
-import shutil
 import time
 
 import pytest
 from helpers import QUIET
+from helpers_browser import INKED as INKED_BETWEEN
 from helpers_browser import serve, shot, shutdown, watch_errors
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 import nuboard as nb
-from nuboard.web.run_colours import run_colour
 
 pytestmark = pytest.mark.browser
 
@@ -24,18 +23,28 @@ def test_charts_stop_polling_when_the_run_ends(page, root):
     run.flush()
     proc, url = serve(root)
     asked: list[float] = []
+    zoomed: list[str] = []
     try:
         errors = watch_errors(page)
         page.on("request", lambda r: asked.append(time.monotonic()) if "/.chart?" in r.url else None)
+        page.on("request", lambda r: zoomed.append(r.url) if "/.chart?" in r.url and "lo=" in r.url else None)
         page.goto(f"{url}/p/llm/.charts?runs={run.id}")
-        page.wait_for_selector('figure.chart[data-name="train/loss"][data-drawn="1"]')
+        loss = page.wait_for_selector('figure.chart[data-name="train/loss"][data-drawn="1"]')
         assert page.get_attribute("#charts", "data-live") == "1"
         assert page.locator(".charts-live").is_visible()
+        box = loss.query_selector(".u-over").bounding_box()     # zoomed, it polls on
+        page.mouse.move(box["x"] + box["width"] * 0.2, box["y"] + 50)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.7, box["y"] + 50, steps=5)
+        page.mouse.up()
+        page.wait_for_function("document.querySelector('figure.chart').dataset.fetched")
         first = len(asked)
         run.finish()
         page.wait_for_function("document.querySelector('#charts').dataset.live === '0'",
                                timeout=30000)
         assert len(asked) > first                   # it did poll while the run ran
+        assert len(zoomed) >= 2                     # the zoom's own request, then the polls'
+        assert page.get_attribute("figure.chart", "data-fetched")      # still zoomed
         stopped = len(asked)
         time.sleep(6)                                # longer than one polling interval
         assert len(asked) == stopped
@@ -56,12 +65,8 @@ def three_runs(make_run, charts=("train/loss", "train/acc")) -> dict[str, str]:
     ids = {}
     for name, scale in (("small", 1.0), ("mid", 2.0), ("big", 3.0)):
         points = {chart: [(i, scale / (i + 1)) for i in range(50)] for chart in charts}
-        while True:      # three colours, so that the tests can tell the runs apart by colour
-            folder = make_run("llm", points, run_name=name)
-            if run_colour(folder.name) not in {run_colour(i) for i in ids.values()}:
-                break
-            shutil.rmtree(folder)             # a run id whose colour another run has (1 in 20)
-        ids[name] = folder.name
+        # the project's first three runs: three distinct colours, so tests tell them apart
+        ids[name] = make_run("llm", points, run_name=name).name
     return ids
 
 
@@ -379,24 +384,13 @@ def test_a_jump_in_x_is_a_gap_not_a_line(page, root, make_run):
     points = [(i, 0.5) for i in range(100)] + [(i, 0.5) for i in range(1000, 1100)]
     run = make_run("llm", {"train/loss": points}, run_name="gappy").name
     proc, url = serve(root)
-    # pixels near the run's colour in the plot between steps lo and hi
-    inked = """(f, [lo, hi]) => { const c = f.querySelector('canvas'), o = f.querySelector('.u-over');
-        const cb = c.getBoundingClientRect(), ob = o.getBoundingClientRect(), k = c.width / cb.width;
-        const x0 = +f.dataset.xmin, x1 = +f.dataset.xmax, px = v => ob.left - cb.left + (v - x0) / (x1 - x0) * ob.width;
-        const hex = document.querySelector('.legend-runs li').dataset.colour;
-        const rgb = [1, 3, 5].map(i => parseInt(hex.slice(i, i + 2), 16));
-        const d = c.getContext('2d').getImageData(px(lo) * k, (ob.top - cb.top) * k,
-                                                  (px(hi) - px(lo)) * k, ob.height * k).data;
-        let n = 0;
-        for (let i = 0; i < d.length; i += 4)
-          if (Math.abs(d[i] - rgb[0]) + Math.abs(d[i + 1] - rgb[1]) + Math.abs(d[i + 2] - rgb[2]) < 60) n++;
-        return n; }"""
     try:
         errors = watch_errors(page)
         page.goto(f"{url}/p/llm/.charts?runs={run}")
         loss = drawn(page, "train/loss")
-        assert loss.evaluate(inked, [10, 90]) > 50          # the line is drawn where there are points
-        assert loss.evaluate(inked, [300, 800]) == 0         # and not across the jump
+        colour = page.locator(".legend-runs li").first.get_attribute("data-colour")
+        assert loss.evaluate(INKED_BETWEEN, [10, 90, colour, 60]) > 50    # drawn where points are
+        assert loss.evaluate(INKED_BETWEEN, [300, 800, colour, 60]) == 0  # not across the jump
         shot(page, "charts-gap")
         assert not errors
     finally:
