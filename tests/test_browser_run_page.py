@@ -1,6 +1,7 @@
 """The run page in a real browser (Debian's Chromium through Playwright, `nuboard up` as a
 subprocess): a crashed run's exception line at the top, its Results table, a lost run's last
-seen; screenshots of both go to test-screenshots/."""
+seen, a live run's Overview refreshing until it ends, and Show more on a long Files list;
+screenshots go to test-screenshots/."""
 from __future__ import annotations
 
 import math
@@ -9,9 +10,10 @@ import re
 import time
 
 import pytest
-from helpers import killed_run, run_child
-from helpers_browser import serve, shot, shutdown, watch_errors
+from helpers import QUIET, killed_run, run_child
+from helpers_browser import SHOTS, serve, shot, shutdown, watch_errors
 
+import nuboard as nb
 from nuboard.files import runjson
 
 pytestmark = pytest.mark.browser
@@ -84,6 +86,91 @@ def test_lost_run_page_says_when_it_was_last_seen(page, root):
         assert "2h 05m (until last seen" in page.inner_text("dl.facts")
         assert "train/loss" in page.inner_text("table.results")
         shot(page, "run-page-lost")
+        assert not errors
+    finally:
+        shutdown(server)
+
+
+DURATION = "dl.facts dt:text-is('Duration') + dd"
+LOSS_LAST_STEP = "table.results tbody tr:has(th:text-is('train/loss')) td:nth-child(3)"
+FACT = """name => [...document.querySelectorAll('dl.facts dt')]
+    .find(dt => dt.textContent === name).nextElementSibling.textContent"""
+LOSS_LAST = """() => [...document.querySelectorAll('table.results tbody tr')]
+    .filter(r => r.cells[0].textContent === 'train/loss').map(r => r.cells[2].textContent)[0]"""
+
+
+def test_a_live_runs_overview_refreshes_until_it_ends(page, root):
+    run = nb.init("llm", dir=root, run_name="live", **QUIET)
+    run.add_scalar("train/loss", 1.0, step=0)
+    run.flush()
+    server, url = serve(root)
+    polls: list[str] = []
+    try:
+        errors = watch_errors(page)
+        page.on("request", lambda r: polls.append(r.url) if r.url.endswith("/live") else None)
+        page.goto(f"{url}/p/llm/.run/{run.id}")
+        assert page.inner_text(".run-head h1 .badge") == "running"
+        colour = page.locator(".run-title input.run-colour")        # beside the name
+        assert colour.get_attribute("aria-label") == "colour of live"
+        first = page.evaluate(f"({FACT})('Duration')")
+        assert page.inner_text(LOSS_LAST_STEP) == "0"
+        page.fill("#notes-text", "half-typed note")          # typed, not saved
+        run.add_scalar("train/loss", 0.5, step=7)
+        run.flush()
+        page.wait_for_function(f"was => ({FACT})('Duration') !== was", arg=first, timeout=15000)
+        assert re.fullmatch(r"\d+s", page.inner_text(DURATION))
+        page.wait_for_function(f"() => ({LOSS_LAST})() === '7'", timeout=15000)
+        assert page.inner_text(LOSS_LAST_STEP) == "7"
+        assert page.input_value("#notes-text") == "half-typed note"   # the draft is kept
+        assert page.evaluate("document.activeElement.id") == "notes-text"
+        assert page.inner_text(".tabs a.active") == "Overview"
+        run.finish()
+        page.wait_for_function(f"() => ({FACT})('Status') === 'finished'", timeout=15000)
+        assert page.inner_text(".run-head h1 .badge") == "finished"
+        assert page.inner_text("dl.facts dt:text-is('Ended') + dd") != "-"
+        assert page.get_attribute("#run-live", "data-live") == "0"
+        asked = len(polls)
+        assert asked >= 2
+        page.wait_for_timeout(2500)                           # longer than one poll's interval
+        assert len(polls) == asked                            # polling stopped
+        assert page.input_value("#notes-text") == "half-typed note"
+        shot(page, "run-page-live-then-finished")
+        assert not errors
+    finally:
+        shutdown(server)
+        if run.status == "running":
+            run.finish()
+
+
+def test_files_show_more_says_how_many_there_are(page, root):
+    with nb.init("llm", dir=root, run_name="samples", **QUIET) as run:
+        samples = run.path / "files" / "samples"
+        samples.mkdir(parents=True)
+        for i in range(1234):
+            (samples / f"sample-{i:04d}.txt").write_text(str(i))
+    server, url = serve(root)
+    try:
+        errors = watch_errors(page)
+        page.goto(f"{url}/p/llm/.run/{run.id}/files/files/samples/")
+        rows = page.locator("table.file-list tbody tr:has(a.download)")
+        assert rows.count() == 1000
+        assert "1,234 files" in page.inner_text(".files .crumbs")
+        more = page.locator("#run-files-more")
+        assert " ".join(more.inner_text().split()) == "Show more (1,000 of 1,234 files shown)"
+        href = more.locator("a").get_attribute("href")
+        more.scroll_into_view_if_needed()       # the page is long: a shot of the screen only
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "run-files-show-more.png"))
+        more.locator("a", has_text="Show more").click()
+        page.wait_for_function("document.querySelectorAll('table.file-list a.download').length"
+                               " === 1234")
+        assert page.locator("#run-files-more").count() == 0   # all shown: no Show more
+        names = page.locator("table.file-list tbody tr td:first-child a").all_inner_texts()
+        assert names == [f"sample-{i:04d}.txt" for i in range(1234)]   # in order, once each
+        page.goto(url + href)                                 # the link, without JavaScript
+        assert rows.count() == 1234
+        answer = page.goto(url + href.replace("offset=1000", "offset=-5"))
+        assert answer.status == 400 and "offset must be a whole number" in page.inner_text("main")
         assert not errors
     finally:
         shutdown(server)

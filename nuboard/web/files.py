@@ -17,11 +17,13 @@ from nuboard.files import layout
 
 from . import security
 from .containment import OutsideError, clean_parts, is_regular, open_inside, resolve_inside
-from .context import load_project, root_dir, tab_overview, wants_json
+from .context import is_fragment, load_project, root_dir, tab_overview, wants_json
+from .run_colours import project_colours
 
 files = Blueprint("files", __name__)
 files.url_value_preprocessor(load_project)
-MAX_ENTRIES = 5000
+MAX_ENTRIES = 5000      # entries of one JSON answer
+PAGE = 1000             # entries the Files tab shows at a time (then "Show more")
 PREVIEW_LIMIT = 256 * 1024
 CHUNK = 256 * 1024
 
@@ -42,18 +44,22 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def listing(project: str, run_id: str, sub: str) -> dict:
-    """The entries of a folder of the run: name, kind, size, and whether it is a link."""
+def listing(project: str, run_id: str, sub: str, offset: int = 0,
+            limit: int = MAX_ENTRIES) -> dict:
+    """Up to `limit` entries of a folder of the run from `offset` (folders first, then by
+    name): name, kind, size, and whether it is a link; with how many there are in all
+    (`total`, of which `folders`, and `noun`, what they are), where the next ones start
+    (`next`, None at the end) and how many come after these (`more`)."""
     base, real = _resolve(project, run_id, sub)
     if not _is_dir(real):
         abort(404, description="No such folder in this run's folder.")
     entries = []
     try:
-        scanned = sorted(os.scandir(real), key=lambda e: (not e.is_dir(follow_symlinks=False),
-                                                          e.name))
+        scanned = sorted(((not e.is_dir(follow_symlinks=False), e.name, e)
+                          for e in os.scandir(real)), key=lambda t: t[:2])
     except OSError as exc:
         abort(404, description=f"The folder cannot be read ({exc.strerror}).")
-    for entry in scanned[:MAX_ENTRIES]:
+    for _, _, entry in scanned[offset:offset + limit]:
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
@@ -62,8 +68,35 @@ def listing(project: str, run_id: str, sub: str) -> dict:
         entries.append({"name": entry.name, "dir": stat.S_ISDIR(st.st_mode), "link": is_link,
                         "size": None if is_link else st.st_size, "mtime": st.st_mtime})
     parts = clean_parts(sub) if sub else []
+    end = min(len(scanned), offset + limit)
+    folders = sum(1 for t in scanned if not t[0])
     return {"path": "/".join(parts), "parts": parts, "entries": entries,
-            "more": max(0, len(scanned) - MAX_ENTRIES)}
+            "offset": offset, "next": end if end < len(scanned) else None,
+            "more": len(scanned) - end, "total": len(scanned),
+            "folders": folders, "noun": _noun(len(scanned), folders)}
+
+
+def _noun(total: int, folders: int) -> str:
+    """What `total` entries are, for "450 files" and "Show more (120 of 450 files shown)"."""
+    if not folders:
+        return "file" if total == 1 else "files"
+    if folders == total:
+        return "folder" if total == 1 else "folders"
+    return "files and folders"
+
+
+def offset_arg() -> int:
+    """The ?offset= of a listing: a whole number, 0 or more (else 400)."""
+    text = request.args.get("offset", "0")
+    if not (text.isascii() and text.isdigit()) or len(text) > 12:
+        abort(400, description=f"offset must be a whole number of entries, 0 or more, not {text!r}.")
+    return int(text)
+
+
+def page_listing(project: str, run_id: str, sub: str) -> dict:
+    """What the Files tab lists: the first PAGE entries, or, with ?offset=N, every entry up to
+    the page after N (so that a link to Show more without JavaScript shows what it says)."""
+    return listing(project, run_id, sub, 0, offset_arg() + PAGE)
 
 
 @files.get("/p/<project:project>/.run/<run_id>/files/")
@@ -71,11 +104,14 @@ def listing(project: str, run_id: str, sub: str) -> dict:
 def browse(project: str, run_id: str, sub: str = ""):
     base, real = _resolve(project, run_id, sub)
     if _is_dir(real):
-        found = listing(project, run_id, sub)
         if wants_json():
-            return found
+            return listing(project, run_id, sub, offset_arg())
+        if is_fragment() and "offset" in request.args:      # Show more: the next rows only
+            return render_template("_run_files_rows.html", project=project, run_id=run_id,
+                                   listing=listing(project, run_id, sub, offset_arg(), PAGE))
         return render_template("run.html", project=project, run=tab_overview(project, run_id),
-                               tab="files", listing=found)
+                               tab="files", listing=page_listing(project, run_id, sub),
+                               run_colour=project_colours(project).run(run_id))
     if request.args.get("download") == "1":
         return _download(base, real)
     fd = _open(base, real)
@@ -88,13 +124,14 @@ def browse(project: str, run_id: str, sub: str = ""):
     if wants_json():
         return info
     return render_template("run.html", project=project, run=tab_overview(project, run_id),
-                           tab="files", file=info, listing=None)
+                           tab="files", file=info, listing=None,
+                           run_colour=project_colours(project).run(run_id))
 
 
 @files.get("/api/p/<project:project>/.run/<run_id>/files/")
 @files.get("/api/p/<project:project>/.run/<run_id>/files/<path:sub>")
 def browse_json(project: str, run_id: str, sub: str = ""):
-    return listing(project, run_id, sub)
+    return listing(project, run_id, sub, offset_arg())
 
 
 def _open(base: Path, real: Path) -> int:

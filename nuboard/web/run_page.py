@@ -1,7 +1,9 @@
-"""Run details: Overview (with editable notes), Console (live tail) and the tabs' JSON twins."""
+"""Run details: Overview (with editable notes, refreshed while the run runs), Console (live
+tail) and the tabs' JSON twins."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template, request
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+from werkzeug.exceptions import HTTPException
 
 from nuboard.catalog.run_reads import run_scalar_rows
 from nuboard.errors import NuBoardError
@@ -23,6 +25,7 @@ from .context import (
     tab_overview,
     wants_json,
 )
+from .run_colours import project_colours
 from .run_details import RunMissing, RunUnreadable, run_overview
 from .run_results import scalar_results
 from .security import form_limit
@@ -110,16 +113,32 @@ def details(project: str, run_id: str):
         abort(404, description=f"No tab {tab!r}: use one of {', '.join(TABS)}.")
     run = (with_notes_base(with_results(overview(project, run_id))) if tab == "overview"
            else tab_overview(project, run_id))
-    context = {"project": project, "run": run, "tab": tab}
+    context = {"project": project, "run": run, "tab": tab,
+               "run_colour": project_colours(project).run(run_id)}
     if tab == "console":
         context["console"] = console_view(project, run_id)
     if tab == "files":
-        from .files import listing
-        context["listing"] = listing(project, run_id, "")
+        from .files import page_listing
+        context["listing"] = page_listing(project, run_id, "")
     if tab == "charts":
         context.update(chart_context(project, [run_id]), group_keys=[], group="")   # one run: no groups
         context.pop("found")
     return render_template("run.html", **context)
+
+
+@run_page.get("/p/<project:project>/.run/<run_id>/live")
+def live(project: str, run_id: str):
+    """What the Overview's poller asks for every 2 s while the run runs: its status, duration,
+    Results and the rest that changes, swapped in by id (templates/_run_live.html), and the
+    poller again, without a poll once the run no longer runs. Asked outside htmx, the page."""
+    if not is_fragment():
+        return redirect(url_for("run.details", project=project, run_id=run_id))
+    try:
+        run = with_results(overview(project, run_id))
+    except HTTPException as exc:        # gone or unreadable since: say so, and stop polling
+        return render_template("_run_refresh.html", project=project, gone=exc.description,
+                               run={"id": run_id, "status": "unknown"})
+    return render_template("_run_refresh.html", project=project, run=run, gone=None)
 
 
 @run_page.get("/p/<project:project>/.run/<run_id>/console")
