@@ -1,5 +1,5 @@
-/* NuBoard viewer: the project picker, run selection, column chooser, console and artifacts
-   (the Charts are in charts.js).
+/* NuBoard viewer: the project picker, run selection, column chooser, the forms that ask
+   first, console and artifacts (the Charts are in charts.js).
    No inline scripts (the pages' CSP allows only this file); everything a user wrote reaches
    the DOM as text (textContent), never as HTML. */
 (function () {
@@ -92,6 +92,17 @@
     });
   }
 
+  /* ---- forms that ask first (deleting a saved view): data-confirm is the question, which
+     the user can refuse; a refused form is not sent ---- */
+  function initConfirm() {
+    document.addEventListener("submit", function (ev) {
+      var form = ev.target;
+      if (form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+        ev.preventDefault();
+      }
+    });
+  }
+
   /* ---- console: keep the view at the end, as a terminal does ---- */
   function scrollConsole() {
     var pre = $("pre.console");
@@ -136,7 +147,7 @@
   }
 
   document.addEventListener("DOMContentLoaded", function () {
-    initPicker(); initSelection(); initColumns(); initArtifacts(); scrollConsole();
+    initPicker(); initSelection(); initColumns(); initArtifacts(); initConfirm(); scrollConsole();
     document.body.addEventListener("htmx:afterSwap", scrollConsole);
   });
 })();

@@ -1,12 +1,13 @@
 /* NuBoard query box: completes the term under the caret from the project's keys and values
-   (GET data-query-keys: fields, config keys, scalars, tag/status/group values). Arrows move,
-   Enter or Tab accepts, Esc closes. Names reach the DOM as textContent only. */
+   (GET data-query-keys: fields, config keys, scalars, tag/status/group values, summaries);
+   inside min(, max(, last(, count( or last_step( it offers the scalar names only and closes
+   the parenthesis. Arrows move, Enter or Tab accepts, Esc closes. Names reach the DOM as
+   textContent only. */
 (function () {
   "use strict";
 
   var LIMIT = 12;
   var VALUE_FIELDS = { tag: "tag", status: "status", group: "group" };
-  var SUMMARY = /^(min|max|last|count|last_step)\(([^)]*)$/;
 
   function stops(ch) { return ch === "" || /\s/.test(ch) || ch === "(" || ch === ")"; }
 
@@ -34,18 +35,29 @@
     return first.concat(later);
   }
 
-  function suggestions(keys, text) {
+  /* The summary function (min, max, last, count, last_step: keys.summaries) whose '(' the
+     text before the term ends with, as in `min(` or `-max( "`; null outside one. */
+  function summaryBefore(keys, before) {
+    var m = /(?:^|[\s()-])([A-Za-z_]+)\(\s*$/.exec(before);
+    if (!m) return null;
+    var name = m[1].toLowerCase();
+    return (keys.summaries || []).indexOf(name) >= 0 ? name : null;
+  }
+
+  /* Inside a summary's parentheses only the scalar names are offered; taking one closes the
+     parenthesis (`min(tr` -> `min(train/loss)`). */
+  function scalarsInside(keys, text) {
+    return matching(keys.scalar, text.replace(/^"/, "")).map(function (n) {
+      return { label: n, kind: "scalar", insert: quoted(n) + ")", done: false, closes: true };
+    });
+  }
+
+  function suggestions(keys, text, before) {
     var out = [], m = /^([a-z_]+)(!=|==|[:=])(.*)$/.exec(text);
+    if (summaryBefore(keys, before)) return scalarsInside(keys, text);
     if (m && VALUE_FIELDS[m[1]]) {
       matching(keys.values[m[1]] || [], m[3].replace(/^"/, "")).forEach(function (v) {
         out.push({ label: v, kind: m[1], insert: m[1] + m[2] + quoted(v) + " ", done: true });
-      });
-      return out;
-    }
-    m = SUMMARY.exec(text);
-    if (m) {
-      matching(keys.scalar, m[2]).forEach(function (n) {
-        out.push({ label: n, kind: "scalar", insert: m[1] + "(" + n + ")", done: false });
       });
       return out;
     }
@@ -110,7 +122,7 @@
     function update() {
       if (!keys) { load(); return; }
       var term = termAt(input.value, input.selectionStart || 0);
-      items = suggestions(keys, term.text).slice(0, LIMIT);
+      items = suggestions(keys, term.text, input.value.slice(0, term.start)).slice(0, LIMIT);
       if (!items.length || (items.length === 1 && items[0].insert.trim() === term.text)) {
         close();
         return;
@@ -148,6 +160,7 @@
       var value = input.value;
       var after = value.slice(term.end);
       var insert = item.done && /^\s/.test(after) ? item.insert.replace(/\s+$/, "") : item.insert;
+      if (item.closes && after.charAt(0) === ")") after = after.slice(1);   // one ')', not two
       input.value = value.slice(0, term.start) + insert + after;
       var at = term.start + insert.length;
       if (item.done && /^\s/.test(after)) at += 1;

@@ -104,3 +104,49 @@ def test_completion_lists_keys_and_values_and_accepting_fills_the_box(page, demo
     tl.press("Tab")
     assert tl.input_value() == "group:lr-sweep "
     assert errors == []
+
+
+def test_completion_inside_a_summary_offers_scalars_and_closes_it(page, demo):
+    """`min(tr` lists scalar names only (not the config key train.compile); taking one writes
+    `min(train/…)` with its ')' and the query runs; the same inside every summary."""
+    errors = watch_errors(page)
+    page.goto(demo + "/p/llm-pretrain")
+    page.wait_for_selector("table.runs")
+    box = page.locator("#q")
+    options = page.locator("ul.query-complete li")
+    box.fill("")
+    box.press_sequentially("min(tr", delay=30)
+    options.first.wait_for()
+    kinds = {t.split()[-1] for t in options.all_inner_texts()}
+    names = [t.split()[0] for t in options.all_inner_texts()]
+    assert kinds == {"scalar"} and "train.compile" not in names
+    assert "train/loss" in names and all("/" in n for n in names)
+    shot(page, "query-05-completion-inside-min")
+    index = names.index("train/loss")
+    for _ in range(index + 1):
+        box.press("ArrowDown")
+    box.press("Enter")
+    assert box.input_value() == "min(train/loss)"
+    assert page.locator("ul.query-complete").is_hidden()
+    box.press_sequentially("<100", delay=20)
+    page.wait_for_function(
+        "document.querySelector('p.count').textContent.includes('min(train/loss)<100')")
+    assert "q=min" in page.url and len(row_names(page)) > 0
+    assert page.locator("#query-notes p.query-error").count() == 0
+
+    for summary in ("max", "last", "count", "last_step"):       # docs/query.md's summaries
+        box.fill("")
+        box.press_sequentially(f"tag:baseline -{summary}(tr", delay=20)
+        options.first.wait_for()
+        assert {t.split()[-1] for t in options.all_inner_texts()} == {"scalar"}, summary
+        box.press("Tab")
+        assert re.fullmatch(rf"tag:baseline -{summary}\(train/[a-z_/]+\)", box.input_value())
+        box.press("Escape")
+
+    box.fill("max()<1")                     # inside an empty pair: every scalar, one ')' kept
+    box.evaluate("b => { b.setSelectionRange(4, 4); b.dispatchEvent(new Event('input')); }")
+    options.first.wait_for()
+    assert {t.split()[-1] for t in options.all_inner_texts()} == {"scalar"}
+    box.press("Tab")
+    assert re.fullmatch(r"max\([a-z_/]+\)<1", box.input_value())
+    assert errors == []

@@ -63,8 +63,10 @@ def test_a_taken_port_is_one_clear_line(root, one_run):
                                "--port", str(port)], capture_output=True, text=True,
                               env=child_env(), timeout=60)
     assert proc.returncode == 1
-    lines = proc.stderr.strip().splitlines()
+    opening, *lines = proc.stderr.strip().splitlines()      # the line `up` prints at once
+    assert opening.startswith("Opening the catalog of 1 project in ")
     assert len(lines) == 1 and f"Port {port}" in lines[0] and "already in use" in lines[0]
+    assert not (root / "llm" / ".nuboard").exists()         # said before any catalog opened
 
 
 def test_a_missing_folder_and_bad_options(tmp_path):

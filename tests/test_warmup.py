@@ -70,3 +70,23 @@ def test_a_process_that_ends_right_after_a_charts_page_ends_cleanly(root):
             run.add_scalar("train/loss", 1.0 / (step + 1), step=step)
     for _ in range(3):
         assert prepared(root)["status"] == 200         # the child exits 0 each time
+
+
+def test_open_catalogs_opens_every_project_and_says_how_far_it_got(root, monkeypatch):
+    """Before `nuboard up` prints its URL every project's catalog is open and synced; while that
+    takes long (here: every catalog) a line says how many are open."""
+    from nuboard.web import warmup
+    from nuboard.web.app import create_app
+    for project in ("a", "b", "c"):
+        with nb.init(project, system_metrics=False, capture_console=False, capture_env=False):
+            pass
+    app = create_app(root)
+    monkeypatch.setattr(warmup, "PROGRESS_EVERY", 0.0)
+    said: list[str] = []
+    try:
+        assert warmup.open_catalogs(app, said.append) == 3
+        assert said == ["  1 of 3 catalogs open (the last: a) ...",
+                        "  2 of 3 catalogs open (the last: b) ..."]
+        assert all((root / p / ".nuboard" / "catalog.sqlite").is_file() for p in "abc")
+    finally:
+        app.extensions["nuboard_catalogs"].close()

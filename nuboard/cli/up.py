@@ -1,17 +1,20 @@
 """`nuboard up`: serve the viewer over every project under a folder."""
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import click
 
-from nuboard.files.layout import resolve_root
+from nuboard.files.layout import find_projects, resolve_root
 
 from .options import catalog_option, debug_option
 from .projects import check_root
 
 READ_ONLY_WITH_EDITS = ("--read-only refuses every edit and --edit-artifacts turns the artifact edits "
                         "on: give one of them, not both.")
+CATALOG_ENV = "NUBOARD_CATALOG_URL"     # catalog.server.ENV; that module imports SQLAlchemy (slow)
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?", re.IGNORECASE)
 
 
@@ -53,6 +56,10 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
     """Serve the viewer over every project under DIR (default $NUBOARD_DIR, else
     ./experiments), on 127.0.0.1 unless --host says otherwise. Ctrl-C stops it.
 
+    It opens every project's catalog first (saying so at once, and how far it got when that
+    takes long), then prints the URL, so that no page waits for a catalog; it says so too
+    when --edit-artifacts or --read-only is given.
+
     With --host 0.0.0.0 (or ::) the viewer answers to this machine's names and addresses;
     a request naming any other host (a DNS-rebinding page) gets 403.
 
@@ -66,16 +73,34 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
     """
     if read_only and edit_artifacts:
         raise click.UsageError(READ_ONLY_WITH_EDITS)
-    from nuboard.web.app import create_app
-    from nuboard.web.server import DEFAULT_PORT, serve
     root = resolve_root(directory)
     check_root(root)
-    from nuboard.catalog.server import catalog_url, check_reachable, shown_url
-    url = catalog_url()
-    if url is not None:
-        check_reachable(url)               # a server that is down: one line now, not on each page
-        click.echo(f"Catalog: {shown_url(url)} (a schema per project of {str(root)!r})", err=True)
+    if os.environ.get(CATALOG_ENV, "").strip():
+        check_catalog_server(root)
+    click.echo(opening_line(root, len(find_projects(root))), err=True)    # before the viewer's imports
+    from nuboard.web.app import create_app
+    from nuboard.web.server import DEFAULT_PORT, serve
     app = create_app(root, host=host, allowed_hosts=allowed_hosts, edit_artifacts=edit_artifacts,
                      read_only=read_only)
     serve(app, root, host, DEFAULT_PORT if port is None else port,
-          lambda line: click.echo(line, err=line.startswith("Warning")))
+          lambda line: click.echo(line, err=line.startswith("Warning")),
+          lambda line: click.echo(line, err=True))
+
+
+def check_catalog_server(root: Path) -> None:
+    """With a catalog server: one line and exit 1 now when it is down (not a 503 on each page),
+    else a line naming it."""
+    from nuboard.catalog.server import catalog_url, check_reachable, shown_url
+    url = catalog_url()
+    if url is not None:
+        check_reachable(url)
+        click.echo(f"Catalog: {shown_url(url)} (a schema per project of {str(root)!r})", err=True)
+
+
+def opening_line(root: Path, projects: int) -> str:
+    """The line `nuboard up` prints at once: what it opens before it prints the URL."""
+    if projects == 0:
+        return f"No projects in {str(root)!r} yet; starting the viewer ..."
+    if projects == 1:
+        return f"Opening the catalog of 1 project in {str(root)!r} ..."
+    return f"Opening the catalogs of {projects} projects in {str(root)!r} ..."

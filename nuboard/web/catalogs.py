@@ -78,6 +78,16 @@ class Catalogs:
             entry.done.wait(SYNC_WAIT)
         return entry.catalog
 
+    def open(self, project: str) -> bool:
+        """Open and sync the project's catalog now, as its first page would; False when it
+        cannot open (its pages then say why: 503 while the catalog is unavailable)."""
+        from nuboard.catalog.project_catalog import CATALOG_UNAVAILABLE
+        try:
+            self.get(project)
+        except (NuBoardError, OSError, *CATALOG_UNAVAILABLE):
+            return False
+        return True
+
     def find(self, project: str):
         """The catalog of a project under the root, or None when there is none or it cannot
         open (to read what this project's runs made in another project)."""

@@ -9,7 +9,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from nuboard.catalog.query import QuerySyntaxError
 from nuboard.catalog.query_keys import completion_keys, query_warnings
 
-from . import runs_table, views
+from . import artifact_data, runs_table, views
 from .context import (
     catalogs,
     edits_allowed,
@@ -121,9 +121,18 @@ def runs(project: str):
         return render_template("_runs_results.html", **context) + notes
     context["saved_views"], context["views_note"] = views.read_views_noted(root_dir(), project)
     context["skipped"] = catalogs().skipped(project)
+    context["artifacts"] = _artifacts_without_runs(project, state, table)
     context["available"] = _available(project)
     context["base_columns"] = runs_table.BASE_COLUMNS
     return render_template("runs.html", **context)
+
+
+def _artifacts_without_runs(project: str, state: dict, table: dict | None) -> list[dict]:
+    """The project's artifacts when it has no run at all (a `datasets` project, say), for the
+    page to show them rather than only "No runs"; [] when it has runs or a query is given."""
+    if state["query"] or table is None or table["total"]:
+        return []
+    return artifact_data.artifact_list(catalogs(), project)
 
 
 def _available(project: str) -> dict:

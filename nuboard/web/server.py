@@ -110,26 +110,30 @@ def bound_port(server) -> int:
     return server.socket.getsockname()[1] if hasattr(server, "socket") else server.effective_port
 
 
-def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None]) -> None:
-    """Serve until Ctrl-C or SIGTERM, then close the catalogs and return."""
-    from .warmup import prepare
+def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None],
+          note: Callable[[str], None] | None = None) -> None:
+    """Bind, open every project's catalog, print the URL, and serve until Ctrl-C or SIGTERM
+    (either, at any point after binding, stops it cleanly); then close the catalogs and return.
+
+    echo: the lines a user reads (the URL first); note: how far the opening got and what the
+    edit flags turned on (default: echo). The URL is printed last, once the catalogs are open,
+    so that no first page waits for one; the port is bound first, so that a taken port is
+    said at once.
+    """
+    from .warmup import open_catalogs, prepare
+    note = note or echo
     prepare(app)             # libraries, templates, Arrow's allocator: not in a user's first page
     server = make_server(app, host, port)
-    port = bound_port(server)
-    served: ServedNames = app.config["NUBOARD_SERVED"]
-    echo(f"NuBoard is serving {str(root)!r} at http://{served.url_host}:{port}/  (Ctrl-C to stop)")
-    if not is_loopback(host):
-        echo(f"It answers to {', '.join(names_shown(served))} (the Host a browser sends); "
-             "any other name is refused. Add one with --allowed-host NAME.")
-        echo(f"Warning: bound to {host or '0.0.0.0'}, so anyone who can reach this machine on "
-             f"port {port} can read every run and file under the folder: NuBoard has no login. "
-             "Use an SSH tunnel to 127.0.0.1 instead where you can.")
 
     def _stop(_signum, _frame):
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
+        open_catalogs(app, note)
+        for line in edit_lines(app.config):
+            note(line)
+        announce(app.config["NUBOARD_SERVED"], root, host, bound_port(server), echo)
         server.run()
     except KeyboardInterrupt:
         pass
@@ -138,6 +142,30 @@ def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None]) ->
         server.close()
         app.extensions["nuboard_catalogs"].close()
         echo("NuBoard stopped.")
+
+
+def announce(served: ServedNames, root: Path, host: str, port: int,
+             echo: Callable[[str], None]) -> None:
+    """The URL, and for a public bind the names it answers to and a warning."""
+    echo(f"NuBoard is serving {str(root)!r} at http://{served.url_host}:{port}/  (Ctrl-C to stop)")
+    if not is_loopback(host):
+        echo(f"It answers to {', '.join(names_shown(served))} (the Host a browser sends); "
+             "any other name is refused. Add one with --allowed-host NAME.")
+        echo(f"Warning: bound to {host or '0.0.0.0'}, so anyone who can reach this machine on "
+             f"port {port} can read every run and file under the folder: NuBoard has no login. "
+             "Use an SSH tunnel to 127.0.0.1 instead where you can.")
+
+
+def edit_lines(config) -> list[str]:
+    """What the edit flags of `nuboard up` turned on or off, one line each (none without)."""
+    lines = []
+    if config.get("NUBOARD_EDIT_ARTIFACTS"):
+        lines.append("Artifact editing is on (--edit-artifacts): the Artifacts pages add new "
+                     "versions and unlink them, for anyone who can open this viewer.")
+    if config.get("NUBOARD_READ_ONLY"):
+        lines.append("Read-only (--read-only): notes, saved views, run colours and artifacts "
+                     "cannot be edited from this viewer.")
+    return lines
 
 
 def names_shown(served: ServedNames) -> list[str]:
