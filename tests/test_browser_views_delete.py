@@ -67,7 +67,14 @@ def test_a_project_without_runs_shows_its_artifacts(page, viewer):
     section = page.locator("section.project-artifacts")
     assert section.is_visible()
     assert section.locator("h2").inner_text() == "No runs in datasets: it holds 1 artifact"
+    # no empty runs table or selection bar below it; a query still shows its (no) runs
+    assert page.locator("table.runs").count() == 0 and page.locator(".selection-bar").count() == 0
     shot(page, "runs-datasets-artifacts")
+    page.fill("#q", "status:finished")
+    page.press("#q", "Enter")
+    page.wait_for_selector("#runs-results p.count")
+    assert page.locator("#runs-results p.count").inner_text() == "0 runs matching status:finished"
+    page.goto(viewer + "/p/datasets")
     link = section.locator("a.artifact-link")
     assert link.inner_text() == "datasets/corpus"
     assert section.locator("tr[data-artifact='datasets/corpus'] .tag").inner_text() == "dataset"

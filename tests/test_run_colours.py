@@ -158,3 +158,14 @@ def test_read_only_refuses_to_set_a_colour(root):
         answer = v.post("/api/p/llm/.colours", {"run": run_id, "colour": "#123456"})
     assert answer.status == 403 and "--read-only" in answer.json()["error"]
     assert not colours_path(root, "llm").exists()
+
+
+def test_a_damaged_colours_file_is_said_on_the_runs_page_and_kept(root):
+    run_id = loss_run(root, name="only", steps=2)
+    colours_path(root, "llm").write_text("{not json")
+    with Viewer(root) as v:
+        page = v.get("/p/llm").text
+        refused = v.post("/api/p/llm/.colours", {"run": run_id, "colour": "#123456"})
+    assert 'class="error colours-note"' in page and "colours.json cannot be read" in page
+    assert refused.status == 409 and "fix or remove" in refused.json()["error"]
+    assert colours_path(root, "llm").read_text() == "{not json"

@@ -19,6 +19,7 @@ from .context import (
     root_dir,
     wants_json,
 )
+from .run_colours import project_colours
 
 runs_page = Blueprint("runs", __name__)
 runs_page.url_value_preprocessor(load_project)
@@ -120,6 +121,7 @@ def runs(project: str):
             return notes, 200, {"HX-Reswap": "none", "HX-Push-Url": "false"}
         return render_template("_runs_results.html", **context) + notes
     context["saved_views"], context["views_note"] = views.read_views_noted(root_dir(), project)
+    context["colours_note"] = project_colours(project).note
     context["skipped"] = catalogs().skipped(project)
     context["artifacts"] = _artifacts_without_runs(project, state, table)
     context["available"] = _available(project)
