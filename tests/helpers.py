@@ -124,6 +124,26 @@ def make_runs(root: Path, project: str, specs: list[dict]) -> list[str]:
     return json.loads(run_child(code, NUBOARD_DIR=str(root)).stdout.strip().splitlines()[-1])
 
 
+class Hung(BaseException):
+    """Raised by time_limit(); a BaseException, so that no `except Exception` in the code under
+    test can take it for one bad input."""
+
+
+@contextlib.contextmanager
+def time_limit(what: str, seconds: float):
+    """Raise Hung if the block runs longer than `seconds` (an endless loop in a reader or an
+    importer); SIGALRM, so the main thread only."""
+    def expire(signum, frame):
+        raise Hung(f"{what} still running after {seconds}s: it hung")
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
 @contextlib.contextmanager
 def small_tmpfs(mnt: Path, size: str):
     """Mount an empty tmpfs of `size` (such as '64k') at mnt, for full-disk tests (root only).

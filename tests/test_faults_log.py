@@ -6,7 +6,6 @@ NUBOARD_FAULT_SEED to replay a run.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
@@ -19,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import run_child, small_tmpfs, start_child
+from helpers import run_child, small_tmpfs, start_child, time_limit
 
 import nuboard as nb
 from nuboard.eventlog import logfile
@@ -252,20 +251,6 @@ def test_garbage_after_the_last_record_is_a_torn_tail(root, tmp_path, read_block
         assert stats.torn_tail and stats.corrupt_records == 0, where
 
 
-@contextlib.contextmanager
-def time_limit(seconds: float, what: str):
-    """Fail with TimeoutError if the block runs longer (an endless loop in a reader)."""
-    def expire(signum, frame):
-        raise TimeoutError(f"{what} still running after {seconds}s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 def test_bit_flip_in_a_middle_record_skips_only_that_record(root, tmp_path, read_block):
     """A flipped bit anywhere in one record (length included) loses only that record's points."""
     data, frames = build_log(root)
@@ -274,7 +259,7 @@ def test_bit_flip_in_a_middle_record_skips_only_that_record(root, tmp_path, read
     assert 0 < middle < len(frames) - 1 and lost
     others = expected_points(frames, lambda i, span: i != middle)
     copy = tmp_path / "events.r0.s0.log"
-    with time_limit(60, "reading logs with a flipped bit"):
+    with time_limit("reading logs with a flipped bit", 60):
         for at in range(start, end):
             for bit in range(8):
                 flipped = bytearray(data)

@@ -11,7 +11,6 @@ profile of tests/conftest.py (docs/testing.md): NUBOARD_FUZZ=long for a longer r
 from __future__ import annotations
 
 import contextlib
-import signal
 import struct
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from array import array
 from pathlib import Path
 
 import pytest
-from helpers import child_env
+from helpers import child_env, time_limit
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
@@ -33,20 +32,6 @@ SECONDS = 10            # a reader still running after this long on a few kB loo
 BLOCKS = st.sampled_from([None, 7, 61, 1024])     # the reader's block: its own, or tiny ones
 # An example costs a few milliseconds here: four times the profile's count (tests/conftest.py).
 BUDGET = settings(max_examples=4 * settings.default.max_examples)
-
-
-@contextlib.contextmanager
-def time_limit(what: str, seconds: float = SECONDS):
-    """Fail with TimeoutError if the block runs longer (an endless loop in a reader)."""
-    def expire(signum, frame):
-        raise TimeoutError(f"{what} still running after {seconds}s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 @contextlib.contextmanager
@@ -183,7 +168,7 @@ def real_log(tmp_path_factory) -> Log:
 
 def read_all(path: Path) -> tuple[list[tuple], LogReader]:
     reader = LogReader(path)
-    with time_limit(f"reading {path.name}"):
+    with time_limit(f"reading {path.name}", SECONDS):
         got = as_read(reader.read())
     return got, reader
 
@@ -207,7 +192,7 @@ def test_any_bytes_read_without_error_or_endless_loop(tmp_path, data, block):
     folder = Path(tmp_path / "run")
     folder.mkdir(exist_ok=True)
     (folder / LOG).write_bytes(data)
-    with read_block(block), time_limit("reading arbitrary bytes"):
+    with read_block(block), time_limit("reading arbitrary bytes", SECONDS):
         reader = LogReader(folder / LOG)
         reader.read()
         stats = reader.stats
@@ -245,7 +230,7 @@ def test_a_cut_log_gives_exactly_its_complete_records_then_the_rest(tmp_path, lo
         assert reader.stats.torn_tail_bytes == cut - boundary, where_
         with open(path, "ab") as fh:
             fh.write(log.data[cut:])
-        with time_limit("reading on"):
+        with time_limit("reading on", SECONDS):
             more = as_read(reader.read())
         assert got + more == without_index(log.chunks), where_
         assert not reader.stats.torn_tail and reader.stats.corrupt_records == 0, where_
@@ -261,7 +246,7 @@ def test_a_log_read_while_it_grows_gives_every_point_once(tmp_path, log, pieces,
     reader = LogReader(path)
     got: list = []
     at = 0
-    with read_block(block), time_limit("reading a growing log"):
+    with read_block(block), time_limit("reading a growing log", SECONDS):
         for size in pieces + [len(log.data)]:
             with open(path, "ab") as fh:
                 fh.write(log.data[at:at + size])

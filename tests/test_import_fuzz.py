@@ -5,7 +5,7 @@ a flipped byte, garbage or a huge length after the last record, a wall time of 1
 string or vector tensor, a record that is not an Event, a FIFO, a name that is not UTF-8; MLflow:
 malformed and non-numeric metric lines, steps past 2**63-1, negative steps, a FIFO, bytes that
 are not UTF-8, a start in the year 10**22), imports it through the Python API, and checks that
-the import returns (never raises, never hangs: a SIGALRM deadline turns a hang into a failure),
+the import returns (never raises, never hangs: a SIGALRM time limit turns a hang into a failure),
 that every run that cannot be read exactly is in `unreadable` by its key, and that every other
 run is imported with exactly the points the source holds (what TensorBoard reads, for a cut or
 damaged file). The first TensorBoard run of each example is a real tensorboardX SummaryWriter
@@ -17,13 +17,12 @@ examples for TensorBoard and a quarter for MLflow, whose examples cost more.
 """
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import signal
 from pathlib import Path
 
 import pytest
+from helpers import time_limit
 from hostile_sources import (
     EVENT_FILE,
     EventFile,
@@ -66,25 +65,6 @@ def budget(share: float):
 def seeded() -> bool:
     """Whether this is the seeded CI budget, whose examples are known to reach most kinds."""
     return settings.default.derandomize and not os.environ.get("NUBOARD_FUZZ_EXAMPLES")
-
-
-class Hung(BaseException):
-    """Raised by deadline(); a BaseException, so that no `except Exception` in the code under
-    test can take it for one bad run."""
-
-
-@contextlib.contextmanager
-def deadline(seconds: int):
-    """Raise Hung in this (the main) thread if the block runs longer than `seconds`."""
-    def fire(signum, frame):
-        raise Hung(f"the import ran past {seconds} s: it hung")
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 # -- TensorBoard ---------------------------------------------------------------------------------
@@ -245,7 +225,7 @@ def test_hostile_tensorboard_logdirs(root, tmp_path):
         for run in runs:
             expected[run["key"]], notes[run["key"]] = write_tb_run(logdir, run)
             seen.add(run["mutation"])
-        with deadline(HANG):
+        with time_limit("the import", HANG):
             result = importers.tensorboard(logdir, "tb", root)
         check_import(result, root, "tb", expected, notes)
 
@@ -329,7 +309,7 @@ def test_hostile_mlflow_stores(root, tmp_path):
         if broken_experiment:
             (store / "99").mkdir()
             os.mkfifo(store / "99" / "meta.yaml")
-        with deadline(HANG):
+        with time_limit("the import", HANG):
             result = importers.mlflow(store, "ml", dir=root)
         experiments_skipped = [u for u in result.unreadable if u["kind"] == "experiment"]
         assert [u["key"] for u in experiments_skipped] == (["99"] if broken_experiment else [])
