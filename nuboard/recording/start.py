@@ -22,8 +22,9 @@ from nuboard.files.names import RESERVED_DEFAULTS, new_run_id
 from nuboard.files.status import hostname
 
 from .init_args import InitOptions, check_init_args
+from .process_hooks import defers_sigterm
 from .ranks import detect_ranks
-from .run import Run, defers_sigterm
+from .run import Run
 
 RUN_FORMAT = 1
 
