@@ -246,3 +246,33 @@ def test_a_missing_extra_is_one_line_naming_the_pip_install(root, tmp_path, tool
     line = one_line_error(done)
     assert done.returncode == 1 and f"pip install 'nuboard[{tool}]'" in line, done.stderr
     assert not root.exists() or not any(root.iterdir())
+
+
+WRITE_MEDIA = """
+    import numpy as np
+    from torch.utils.tensorboard import SummaryWriter
+    w = SummaryWriter({folder!r})
+    for i in range(4):
+        w.add_scalar("train/loss", 1.0 / (i + 1), i)
+        w.add_histogram("weights/a", np.arange(10.0) * i, i)
+        w.add_histogram("weights/b", np.ones(5) * i, i)
+    for i in range(3):
+        w.add_image("samples", np.zeros((3, 8, 8)), i)
+    w.add_text("notes", "hello", 0)
+    w.add_audio("clip", np.zeros(800), 0, sample_rate=8000)
+    w.close()
+"""
+
+
+def test_what_is_not_imported_yet_is_one_note_per_kind_with_counts(root, tmp_path):
+    run_child(WRITE_MEDIA.format(folder=str(tmp_path / "media")))
+    done = cli(root, "import", "tensorboard", str(tmp_path / "media"), "--project", "tb")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Imported 1 run (4 points)")
+    note = "nuboard import tensorboard: note: .: "
+    assert done.stderr.splitlines() == [
+        note + "1 audio clip in 1 tag (clip) left out: NuBoard does not import them yet",
+        note + "8 histograms in 2 tags (weights/a, weights/b) left out: NuBoard does not import "
+               "them yet",
+        note + "3 images in 1 tag (samples) left out: NuBoard does not import them yet",
+        note + "1 text in 1 tag (notes/text_summary) left out: NuBoard does not import them yet"]

@@ -123,6 +123,7 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
     first = last = None
     negative = 0
     left_out = []
+    unread: dict[tuple[str, str], dict[str, int]] = {}   # (noun, plural) -> {tag: values}
     for path in files:
         records = Records(path, masked_crc32c)
         for index, record in enumerate(records):
@@ -153,6 +154,8 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
                 elif kind == "tensor" and (plugin == "scalars" or data_class == scalar):
                     number = _number(value.tensor, tag, step, path)
                 else:
+                    left = unread.setdefault(_unread_kind(kind, plugin), {})
+                    left[tag] = left.get(tag, 0) + 1
                     continue
                 if step < 0:
                     negative += 1
@@ -171,6 +174,7 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
     if negative:
         left_out.append(f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
                         "(NuBoard steps start at 0)")
+    left_out.extend(_unread_note(noun, tags) for noun, tags in sorted(unread.items()))
     match = _HOST.match(files[0].name)
     return SourceRun(key=key, name=_label(name), start=start, end=last if last is not None else start,
                      config=config, host=match.group(1) if match else None,
@@ -179,6 +183,27 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
 
 
 _NO_KIND = ("", 0)
+_UNREAD = {"image": ("image", "images"), "histo": ("histogram", "histograms"),
+           "audio": ("audio clip", "audio clips"), "images": ("image", "images"),
+           "histograms": ("histogram", "histograms"), "text": ("text", "texts")}
+
+
+def _unread_kind(kind: str | None, plugin: str) -> tuple[str, str]:
+    """What a value that is not a scalar is, as a note names it: (one, several)."""
+    found = _UNREAD.get(plugin) or _UNREAD.get(kind or "")
+    if found:
+        return found
+    what = f"{_label(plugin)} plugin value" if plugin else f"{kind or 'empty'} value"
+    return what, what + "s"
+
+
+def _unread_note(noun: tuple[str, str], tags: dict[str, int]) -> str:
+    """One left_out line for one kind of value not imported: how many, in which tags."""
+    count = sum(tags.values())
+    names = sorted(tags)
+    shown = ", ".join(_label(n) for n in names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
+    return (f"{count:,} {noun[0] if count == 1 else noun[1]} in {len(names):,} "
+            f"tag{'s' * (len(names) != 1)} ({shown}) left out: NuBoard does not import them yet")
 
 
 def _number(tensor, tag: str, step: int, path: Path) -> float:
