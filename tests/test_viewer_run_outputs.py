@@ -37,3 +37,18 @@ def test_versions_made_from_a_run_are_its_outputs(root):
     outs = visible_text(page.split("<h3>Outputs</h3>", 1)[1].split("</section>", 1)[0])
     for label in ("proj/own:v1", "proj/promoted:v1", "proj/cli-made:v1"):
         assert label in outs
+
+
+def test_the_files_tab_answers_while_the_catalog_is_down(root, monkeypatch):
+    """The Files tab reads only the run folder: with the catalog's server gone it still lists
+    the files, without the colour box (which needs the catalog); the Overview answers 503."""
+    run = nb.init("llm", dir=root, run_name="down", **QUIET)
+    run.add_scalar("train/loss", 0.5, step=0)
+    run.finish()
+    monkeypatch.setenv("NUBOARD_CATALOG_URL", "postgresql+psycopg://nuboard@127.0.0.1:1/nuboard")
+    with Viewer(root) as viewer:
+        files = viewer.get(f"/p/llm/.run/{run.id}/files/")
+        overview = viewer.get(f"/p/llm/.run/{run.id}")
+    assert files.status == 200 and "run.json" in files.text
+    assert 'class="run-colour"' not in files.text
+    assert overview.status == 503

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from flask import Blueprint, Response, abort, render_template, request
 
+from nuboard.catalog.project_catalog import CATALOG_UNAVAILABLE
 from nuboard.files import layout
 
 from . import security
@@ -111,7 +112,7 @@ def browse(project: str, run_id: str, sub: str = ""):
                                    listing=listing(project, run_id, sub, offset_arg(), PAGE))
         return render_template("run.html", project=project, run=tab_overview(project, run_id),
                                tab="files", listing=page_listing(project, run_id, sub),
-                               run_colour=project_colours(project).run(run_id))
+                               run_colour=_run_colour(project, run_id))
     if request.args.get("download") == "1":
         return _download(base, real)
     fd = _open(base, real)
@@ -125,7 +126,16 @@ def browse(project: str, run_id: str, sub: str = ""):
         return info
     return render_template("run.html", project=project, run=tab_overview(project, run_id),
                            tab="files", file=info, listing=None,
-                           run_colour=project_colours(project).run(run_id))
+                           run_colour=_run_colour(project, run_id))
+
+
+def _run_colour(project: str, run_id: str) -> str | None:
+    """The run's colour for the header's colour box; None while the catalog cannot be read, so
+    the Files tab, which reads only the run folder, still answers (without the box)."""
+    try:
+        return project_colours(project).run(run_id)
+    except CATALOG_UNAVAILABLE:
+        return None
 
 
 @files.get("/api/p/<project:project>/.run/<run_id>/files/")
