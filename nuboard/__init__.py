@@ -11,8 +11,13 @@ from __future__ import annotations
 import importlib
 
 from nuboard.eventlog.reader import RunReader, Scalar
-from nuboard.eventlog.source import read_scalars
+from nuboard.eventlog.source import read_media, read_scalars
 from nuboard.files.status import HeartbeatWatch, run_status
+from nuboard.media.audio import Audio
+from nuboard.media.histogram import Histogram
+from nuboard.media.image import Image
+from nuboard.media.table import Table
+from nuboard.media.text import Text
 from nuboard.recording.run import Run
 from nuboard.recording.start import init
 
@@ -111,8 +116,21 @@ def history(project, keys=None, query=None, rank=0, dir=None):
     return importlib.import_module("nuboard.tables").history(project, keys, query, rank, dir)
 
 
+def media(project, keys=None, query=None, rank=0, dir=None):
+    """Every media entry of the runs a query matches, as a pyarrow.Table (one row an entry,
+    run_id first), as nb.read_media gives them per run:
+
+        table = nb.media("vision", keys=["val/samples"], query="tag:baseline")
+
+    Args are those of nb.history (keys are media keys, globs allowed). docs/api.md lists the
+    columns.
+    """
+    return importlib.import_module("nuboard.tables.media_table").media(project, keys, query, rank, dir)
+
+
 __all__ = [
-    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "runs", "history", "RunReader", "Scalar",
+    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "read_media", "runs", "history", "media",
+    "RunReader", "Scalar", "Image", "Histogram", "Text", "Table", "Audio",
     "run_status", "HeartbeatWatch",
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError",
     "RunNotFoundError", "RunExistsError", "RunFinishedError", "RunFolderError", "__version__",

@@ -123,7 +123,8 @@ def test_values_of_every_accepted_type_and_refusals_in_a_dict(root):
            "arr": np.array([2.5])}
     run.log(row)
     run.log(row)                                          # the second call takes the fast path
-    for bad, error, match in (("x", TypeError, "real number"), (None, TypeError, "real number"),
+    for bad, error, match in (("x", ValueError, "'i' is a scalar of this run"),   # a str is text
+                              (None, TypeError, "real number"),
                               (10 ** 400, ValueError, "range of a float"),
                               (np.array([1.0, 2.0]), TypeError, "one element")):
         with pytest.raises(error, match=match):

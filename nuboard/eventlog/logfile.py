@@ -13,9 +13,10 @@ The salt is a random non-zero u32 drawn when the file is created (format 1 has n
 start at 0). Logged values cannot know it, so a frame that sits inside a record's values never
 checks out, and resynchronising after a damaged record cannot return points nobody logged.
 
-Kinds: META (JSON: rank, session, run id, pid, start time), KEY (u32 key id + UTF-8 name)
-and POINTS (u32 key id, u32 count, u8 step mode, steps, then count f64 wall times and
-count f64 values). Step mode 1 stores an arithmetic run of steps as start and stride;
+Kinds: META (JSON: rank, session, run id, pid, start time), KEY (u32 key id + UTF-8 name),
+POINTS (u32 key id, u32 count, u8 step mode, steps, then count f64 wall times and
+count f64 values) and MEDIA (JSON: one media entry, {"key", "step", "wall", "kind", ...};
+docs/events.md lists its fields by kind). Step mode 1 stores an arithmetic run of steps as start and stride;
 mode 0 stores every step as an i64. Numbers are little-endian.
 
 The reader returns every complete, valid frame. A frame that fails its checks is a torn
@@ -50,7 +51,7 @@ FRAME_OVERHEAD = _HEAD.size + _CRC.size
 MAX_PAYLOAD = 64 * 1024 * 1024
 MAX_KEY_NAME = 4096
 
-META, KEY, POINTS = 1, 2, 3
+META, KEY, POINTS, MEDIA = 1, 2, 3, 4
 _BIG = sys.byteorder == "big"
 
 
@@ -84,6 +85,12 @@ def frame(payload: bytes, salt: int = 0) -> bytes:
 
 def meta_record(doc: dict, salt: int = 0) -> bytes:
     return frame(bytes([META]) + json.dumps(doc, ensure_ascii=False).encode("utf-8"), salt)
+
+
+def media_record(doc: dict, salt: int = 0) -> bytes:
+    """Frame one media entry: its JSON (key, step, wall, kind and the kind's fields)."""
+    return frame(bytes([MEDIA]) + json.dumps(doc, ensure_ascii=False, allow_nan=False,
+                                             separators=(",", ":")).encode("utf-8"), salt)
 
 
 def key_record(key_id: int, name: str, salt: int = 0) -> bytes:
@@ -145,6 +152,7 @@ class LogReader:
         self.offset = 0
         self.meta: dict | None = None
         self.keys: dict[int, str] = {}
+        self.media: list[dict] = []             # the MEDIA records read, in order
         self.stats = ReadStats()
         self.version: int | None = None     # the file's format, once its header is read
         self.salt = 0
@@ -294,6 +302,8 @@ class LogReader:
                 self.keys[key_id] = raw.decode("utf-8")
             elif kind == META:
                 self.meta = json.loads(bytes(payload[1:]).decode("utf-8"))
+            elif kind == MEDIA:
+                self.media.append(check_media(json.loads(bytes(payload[1:]).decode("utf-8"))))
             else:
                 raise ValueError(f"unknown record kind {kind}")
         except Exception as exc:   # any record that makes no sense is counted and skipped
@@ -304,6 +314,39 @@ class LogReader:
     def _problem(self, text: str) -> None:
         if len(self.stats.problems) < 100:
             self.stats.problems.append(text)
+
+
+MEDIA_KINDS = ("image", "histogram", "text", "table", "audio")
+
+
+def check_media(doc: object) -> dict:
+    """A MEDIA record's JSON as read: a dict with a str key, an int step from 0, a finite
+    wall time and a known kind (ValueError otherwise: the record is counted as bad)."""
+    if not isinstance(doc, dict):
+        raise ValueError("media record is not a JSON object")
+    key, step, wall, kind = doc.get("key"), doc.get("step"), doc.get("wall"), doc.get("kind")
+    if not isinstance(key, str) or not key or len(key) > MAX_KEY_NAME:
+        raise ValueError("media record without a key")
+    if type(step) is not int or not 0 <= step < 1 << 63:
+        raise ValueError("media record with a bad step")
+    if type(wall) not in (int, float) or wall != wall or wall in (float("inf"), float("-inf")):
+        raise ValueError("media record with a bad wall time")
+    if kind not in MEDIA_KINDS:
+        raise ValueError(f"media record of unknown kind {str(kind)[:40]!r}")
+    file = doc.get("file")
+    if file is not None and not _inside_media(file):
+        raise ValueError("media record naming a file outside media/")
+    cells = doc.get("cells")
+    if cells is not None and not (isinstance(cells, list) and all(_inside_media(c) for c in cells)):
+        raise ValueError("media record naming a cell file outside media/")
+    return doc
+
+
+def _inside_media(file: object) -> bool:
+    """Whether a record's file is a plain relative path under media/ (no '..', no root)."""
+    if not isinstance(file, str) or not file.startswith("media/") or "\\" in file or "\0" in file:
+        return False
+    return all(part not in ("", ".", "..") for part in file.split("/"))
 
 
 READ_BLOCK = 8 << 20       # bytes of a log read at a time while its frames check out
@@ -423,6 +466,10 @@ def dump_lines(path: "str | Path", limit: int = 20):
         yield f"format {reader.version}" + (f" salt {reader.salt:#010x}" if reader.version >= 2 else "")
     if reader.meta is not None:
         yield "meta " + json.dumps(reader.meta, ensure_ascii=False)
+    for doc in reader.media[:limit * 50]:
+        yield "media " + _media_line(doc)
+    if len(reader.media) > limit * 50:
+        yield f"media ... ({len(reader.media) - limit * 50} more)"
     for chunk in chunks:
         n = len(chunk.values)
         shown = ", ".join(f"{s}:{v!r}" for s, v in zip(chunk.steps[:limit], chunk.values[:limit]))
@@ -433,3 +480,15 @@ def dump_lines(path: "str | Path", limit: int = 20):
            f"torn_tail_bytes={s.torn_tail_bytes}")
     for text in s.problems:
         yield "problem " + text
+
+
+def _media_line(doc: dict) -> str:
+    """One media record for people: key, step, kind, then its fields (long ones cut)."""
+    rest = {k: v for k, v in doc.items() if k not in ("key", "step", "wall", "kind")}
+    for name in ("counts", "edges"):
+        if isinstance(rest.get(name), list) and len(rest[name]) > 8:
+            rest[name] = rest[name][:8] + [f"... ({len(rest[name]) - 8} more)"]
+    if isinstance(rest.get("text"), str) and len(rest["text"]) > 200:
+        rest["text"] = rest["text"][:200] + f"... ({len(rest['text'])} chars)"
+    return (f"{doc['key']!r} step={doc['step']} {doc['kind']} wall={doc['wall']} "
+            + json.dumps(rest, ensure_ascii=False))

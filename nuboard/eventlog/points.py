@@ -19,7 +19,8 @@ def as_value(value: Any, name: str) -> float:
     if isinstance(value, (str, bytes, bytearray)) or value is None:
         raise InvalidTypeError(
             f"scalar {name!r:.80}: value {value!r:.80} is a {type(value).__name__}, "
-            "not a real number.")
+            "not a real number." + (" Log text with run.log({name: text}) or run.add_text."
+                                   if isinstance(value, str) else ""))
     try:
         return float(value)
     except OverflowError:

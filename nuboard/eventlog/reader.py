@@ -110,11 +110,36 @@ class RunReader:
         return [(r.path.name, r.offset) for _, r in sorted(self._readers.items())]
 
     def last_steps(self) -> dict[str, int]:
-        """Each scalar's last step, after merging sessions."""
+        """Each scalar's and media key's last step, after merging sessions."""
         out = {}
         for name, s in self.scalars().items():
             if len(s.steps):
                 out[name] = max(s.steps)
+        for _, doc in self.media():
+            out[doc["key"]] = max(out.get(doc["key"], -1), doc["step"])
+        return out
+
+    def media(self, keys: Iterable[str] | None = None) -> list[tuple[int, dict]]:
+        """The media records, (session, record) each, merged over sessions by the resume rule
+        (per key, the first step a session logged hides earlier sessions' entries at that step
+        or later), ordered by key, then step, then as logged."""
+        wanted = None if keys is None else set(keys)
+        by_key: dict[str, list[tuple[int, dict]]] = {}
+        for session in sorted(self._readers):
+            firsts: dict[str, int] = {}
+            for doc in self._readers[session].media:
+                key = doc["key"]
+                if wanted is not None and key not in wanted:
+                    continue
+                if key not in firsts:
+                    firsts[key] = doc["step"]
+                    earlier = by_key.get(key)
+                    if earlier:
+                        by_key[key] = [e for e in earlier if e[1]["step"] < doc["step"]]
+                by_key.setdefault(key, []).append((session, doc))
+        out: list[tuple[int, dict]] = []
+        for key in sorted(by_key):
+            out.extend(sorted(by_key[key], key=lambda e: e[1]["step"]))
         return out
 
     def scalars(self, keys: Iterable[str] | None = None) -> dict[str, Scalar]:

@@ -49,6 +49,24 @@ def read_scalars(path: "str | os.PathLike[str]", keys: "str | Iterable[str] | No
     return rank_scalars(path, rank, keys)
 
 
+def read_media(path: "str | os.PathLike[str]", keys: "str | Iterable[str] | None" = None,
+               rank: int = 0) -> list:
+    """Read a run's media entries: a list of MediaEntry (eventlog/media_read.py), ordered by
+    key, then step, then as logged, with the resume rule applied per key.
+
+    Each entry has key, step, wall_time and kind ("image", "histogram", "text", "table",
+    "audio"); path (the absolute path of its file: images, audio, tables, long text), value
+    (the text, the histogram {"counts", "edges", "min", "max", "sum", "count", "dropped"},
+    the table {"columns", "kinds", "rows"}; None for images and audio), caption, width,
+    height and sample_rate (None where they do not apply).
+
+    Args and Raises: as read_scalars (keys are media keys).
+    """
+    from .media_read import loaded, rank_media
+    path, keys = _check_read_args(path, keys, rank)
+    return loaded(rank_media(path, rank, keys))
+
+
 def check_rank(rank: object) -> int:
     """A rank argument: an int from 0 (InvalidTypeError, InvalidArgumentError otherwise)."""
     from nuboard.errors import InvalidArgumentError, InvalidTypeError

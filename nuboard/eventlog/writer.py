@@ -212,6 +212,17 @@ class EventWriter:
             self._drain_count += 1
             self._drained.notify_all()
 
+    def append(self, record: bytes) -> bool:
+        """Append one whole framed record (a media entry) between drains, from any thread;
+        False when it could not be written (a full disk, a vanished log)."""
+        with defer_sigterm, self._lock:
+            if self.vanished or self._check_vanished():
+                return False
+            if self._write(self._pending + record):
+                self._pending = b""
+                return True
+            return False
+
     def _check_vanished(self) -> bool:
         """Whether the log has lost its last link (removed with its folder, or alone): then
         mark it vanished, for good, and warn once. One fstat, about a microsecond."""

@@ -181,8 +181,8 @@ class Histogram(Media):
 
 def _values_array(values: Any):
     """values as a 1-D float64 numpy array (a view where it can be: nothing is kept)."""
-    if isinstance(values, (list, tuple)):
-        array = _list_array(values)
+    if isinstance(values, (list, tuple, range)):
+        array = _list_array(list(values) if isinstance(values, range) else values)
     elif is_tensor(values):
         array = tensor_array(values, WHO)
     elif is_ndarray(values):

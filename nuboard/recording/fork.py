@@ -10,7 +10,7 @@ from pathlib import Path
 from nuboard.artifacts.names import check_artifact_name
 from nuboard.eventlog import logfile
 from nuboard.eventlog.reader import RunReader
-from nuboard.files import layout, runjson
+from nuboard.files import layout, media_store, runjson
 from nuboard.files.names import check_project
 
 
@@ -42,6 +42,10 @@ def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:
     """Write, for every rank of the parent, its merged points at or below `step` into the
     child's events.r<rank>.s0.log, so the child never refers outside its own folder.
 
+    Media entries at or below `step` come too: their records, and their files hard-linked
+    into the child's media/ (copied where the file system has no hard links); an entry
+    whose file is gone from the parent is left out.
+
     Returns:
         {rank: number of points copied}.
     """
@@ -71,6 +75,7 @@ def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:
                 parts.append(logfile.points_record(key_id, steps[lo:hi], walls[lo:hi], values[lo:hi],
                                                   salt))
             count += len(values)
+        parts.extend(_copy_media(reader, parent, child, step, salt))
         path = child / layout.log_name(rank, 0)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
@@ -82,3 +87,21 @@ def copy_history(parent: Path, child: Path, step: int) -> dict[int, int]:
             os.close(fd)
         copied[rank] = count
     return copied
+
+
+def _copy_media(reader: RunReader, parent: Path, child: Path, step: int, salt: int) -> list[bytes]:
+    """The records of the parent's media entries at or below step, their files given to the
+    child at the same relative paths (files written before the records that name them)."""
+    records = []
+    for _, doc in reader.media():
+        if doc["step"] > step:
+            continue
+        try:
+            for rel in ([doc["file"]] if "file" in doc else []) + list(doc.get("cells", ())):
+                target = child / rel
+                if not target.exists():
+                    media_store.link_or_copy(parent / rel, target)
+        except OSError:
+            continue
+        records.append(logfile.media_record(doc, salt))
+    return records

@@ -17,8 +17,10 @@ from nuboard.eventlog.writer import SERIES_CAP, EventWriter, Group, ScalarBuffer
 from nuboard.files import layout, runjson  # runjson now: a SIGTERM handler must not import
 from nuboard.files.names import check_scalar_name
 from nuboard.files.sigterm import defer_sigterm
+from nuboard.media import Media
 
 from . import process_hooks
+from .media_queue import MediaQueue
 from .process_hooks import note_cuda_device
 
 if TYPE_CHECKING:
@@ -74,6 +76,8 @@ class Run:
         self._finish_lock = threading.RLock()
         log = self._abs / layout.log_name(rank, session)
         self._writer = EventWriter(log, self._all, meta, flush_interval, heartbeat, self._groups)
+        self._media = MediaQueue(self._abs, self._writer)
+        self._media_steps: dict[str, int] = {}     # each media key's last step
         process_hooks.live.add(self)
         process_hooks.install_hooks()
         note_cuda_device()
@@ -119,6 +123,11 @@ class Run:
     def dropped_points(self) -> int:
         """Points that could not be written (a full disk, a vanished folder)."""
         return self._writer.dropped_points
+
+    @property
+    def dropped_media(self) -> int:
+        """Media entries that could not be stored (a full disk, a vanished folder)."""
+        return self._media.dropped
 
     def __repr__(self) -> str:
         return f"<nuboard.Run {self.project}/{self.id} name={self.name!r} status={self.status}>"
@@ -191,6 +200,8 @@ class Run:
                 try:
                     row = g.pack(*values.values())
                 except Exception:           # the checks of add_scalar, with their messages
+                    if any(isinstance(v, (str, Media)) for v in values.values()):
+                        return self._log_each(values, step)     # it says which name is a scalar
                     row = g.pack(*as_values(values))
                 if step is None:
                     step = g.last_step + 1
@@ -218,7 +229,11 @@ class Run:
                 f"run.log takes a dict of name to value, not {type(values).__name__} ({values!r:.80}).")
         ungrouped_before = len(self._ungrouped)
         items = []
+        media = []
         for name, value in values.items():
+            if isinstance(value, (str, Media)):
+                media.append((self._media_key(name, "run.log"), _as_media(value)))
+                continue
             try:
                 s = self._series.get(name)
             except TypeError:
@@ -227,14 +242,17 @@ class Run:
                 s = self._open_series(name)
             items.append((s, value if type(value) is float else as_value(value, name)))
         if step is None:
-            step = max((s.last_step for s, _ in items), default=-1) + 1
+            step = max([s.last_step for s, _ in items] + [self._media_last(k) for k, _ in media],
+                       default=-1) + 1
             if step > MAX_STEP:
                 raise step_error(step, "run.log")
         elif type(step) is not int or not 0 <= step <= MAX_STEP:
             step = as_step(step, "run.log")
+        if media:
+            self._put_media(media, step, _time())
         if not items:
             return
-        keys = tuple(values) if type(values) is dict and type(self._series) is dict else None
+        keys = tuple(values) if type(values) is dict and type(self._series) is dict and not media else None
         if keys is not None and len(self._ungrouped) != ungrouped_before:
             self._ungrouped.add(keys)       # it took a scalar from another shape: stay apart
         if keys is not None and keys not in self._ungrouped and len(self._groups) < MAX_GROUPS:
@@ -256,12 +274,97 @@ class Run:
                     self._writer.wait_for_room(s.steps)
         self.step = step
 
+    # -- media --------------------------------------------------------------------------------
+    def add_media(self, key: str, media: "Media | str", step: int | None = None,
+                  wall_time: float | None = None) -> None:
+        """Log one media entry: an nb.Image, nb.Histogram, nb.Text, nb.Table or nb.Audio, or a
+        str (text), at `step` (None: one past the key's last step) and `wall_time` (None: now).
+
+        The entry is stored by a background thread (encoded, written whole as a file under
+        media/, then named in the event log); flush() and finish() wait for it.
+
+        Raises:
+            ValueError: a bad key (the scalar naming rule), a key this run logs scalars under,
+                a bad step or wall time.
+            TypeError: a value that is not a media object or a str.
+        """
+        key = self._media_key(key, "add_media")
+        if not isinstance(media, (str, Media)):
+            raise InvalidTypeError(
+                f"add_media {key!r}: a {type(media).__name__} is not a media object: give an "
+                "nb.Image, nb.Histogram, nb.Text, nb.Table, nb.Audio or a str.")
+        if step is None:
+            step = self._media_last(key) + 1
+        elif type(step) is not int or not 0 <= step <= MAX_STEP:
+            step = as_step(step, key)
+        wall = _time() if wall_time is None else as_wall(wall_time, key)
+        self._put_media([(key, _as_media(media))], step, wall)
+
+    def add_image(self, tag: str, img_tensor: Any, global_step: int | None = None,
+                  walltime: float | None = None, dataformats: str = "CHW",
+                  caption: str | None = None) -> None:
+        """TensorBoard's add_image: an array or tensor in `dataformats` order (CHW by default,
+        as TensorBoard), a PIL image, PNG/JPEG bytes, a path or an nb.Image."""
+        from nuboard.media.image import Image
+        image = img_tensor if isinstance(img_tensor, Image) else Image(img_tensor, caption,
+                                                                       dataformats=dataformats)
+        self.add_media(tag, image, global_step, walltime)
+
+    def add_histogram(self, tag: str, values: Any, global_step: int | None = None,
+                      bins: "int | str" = 64, walltime: float | None = None) -> None:
+        """TensorBoard's add_histogram: the values' histogram in `bins` equal bins (64; the
+        str "tensorflow", TensorBoard's default, means 64 here), or an nb.Histogram."""
+        from nuboard.media.histogram import Histogram
+        if isinstance(bins, str) and bins == "tensorflow":
+            bins = 64
+        hist = values if isinstance(values, Histogram) else Histogram(values, bins)
+        self.add_media(tag, hist, global_step, walltime)
+
+    def add_text(self, tag: str, text_string: str, global_step: int | None = None,
+                 walltime: float | None = None) -> None:
+        """TensorBoard's add_text: one text entry."""
+        from nuboard.media.text import from_value
+        self.add_media(tag, from_value(text_string), global_step, walltime)
+
+    def _media_key(self, name: object, who: str) -> str:
+        """A media key checked: the scalar naming rule, and not a scalar of this run."""
+        if isinstance(self._series, _Closed):
+            self._series.get(name)                  # raises RunFinishedError
+        if name in self._media_steps:
+            return name                             # type: ignore[return-value]
+        check_scalar_name(name, self._reserved)
+        if name in self._all:
+            raise InvalidArgumentError(
+                f"{who}: {name!r} is a scalar of this run: a media entry needs a name of its own "
+                f"(such as {name + '/media'!r}).")
+        return name                                 # type: ignore[return-value]
+
+    def _media_last(self, key: str) -> int:
+        """The key's last step: this session's, else the earlier sessions' (-1 for none)."""
+        last = self._media_steps.get(key)
+        if last is None:
+            last = self._earlier_last_steps().get(key, -1) if self.session > 0 else -1
+        return last
+
+    def _put_media(self, entries: list, step: int, wall: float) -> None:
+        """Queue checked media entries at one step (the forked child's run drops them)."""
+        if isinstance(self._series, _ForkedChild):
+            self._series.get("media")
+            return
+        for key, media in entries:
+            self._media.put(key, media, step, wall)
+            self._media_steps[key] = step
+        self.step = step
+
     def _open_series(self, name: str, internal: bool = False) -> ScalarBuffer:
         """Check a new scalar name and give it a key id and a buffer. A scalar that a Group
         holds goes back to its own buffer, with the group's other scalars."""
         if not isinstance(self._series, dict):      # finished, or a forked child
             return self._series.get(name)
         check_scalar_name(name, () if internal else self._reserved)
+        if name in self._media_steps:
+            raise InvalidArgumentError(
+                f"scalar {name!r} is a media key of this run: a scalar needs a name of its own.")
         if not internal:
             note_cuda_device()
         s = self._all.get(name)
@@ -360,6 +463,7 @@ class Run:
         """Write everything buffered now (finish() does this too)."""
         if not self._finished and self._pid == os.getpid():
             note_cuda_device()
+            self._media.join()
             self._writer.flush()
 
     # -- artifacts ------------------------------------------------------------------------
@@ -419,6 +523,7 @@ class Run:
                 except Exception:
                     pass
             self._series = self._groups = _Closed(self)
+            self._media.close()                # every queued entry stored and named first
             self._writer.close()               # it drains every buffer and group it was given
             process_hooks.live.discard(self)
             if self.rank != 0:
@@ -466,6 +571,7 @@ class Run:
         """In a child forked while this run was open: drop whatever is logged, write nothing."""
         self._series = _ForkedChild(self.id)
         self._finished = True
+        self._media.abandon()
         self._writer.abandon()
 
     def __enter__(self) -> "Run":
@@ -480,6 +586,14 @@ class Run:
                 if copy is not None:
                     copy(exc_type, exc, tb)
             self._end("crashed", self._compact, exc)
+
+
+def _as_media(value: "str | Media") -> Media:
+    """A value of run.log that is media: a Media object as it is, a str as nb.Text."""
+    if isinstance(value, str):
+        from nuboard.media.text import Text
+        return Text(value)
+    return value
 
 
 class _Closed:

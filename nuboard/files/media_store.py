@@ -1,0 +1,117 @@
+"""Media files of a run: where each key's files go, and writing one whole, never over another.
+
+A key's files live in media/<key folder>/, one folder segment per segment of the key; a
+segment that is not a plain file name (a '.' or '..', a leading dot, a character outside
+letters, digits, '_', '-', '.' and space, or over 100 characters) becomes its plain part and
+'~' and 8 hex digits of its SHA-1, so a key never names a path outside its folder and two keys
+never share one.
+
+A file is written whole under a temp name (`.tmp-...`, which the temp cleanup removes when its
+writer dies), flushed to disk, then linked to its final name `<step>-<n>.<ext>` with the
+smallest n that no file has yet: a link never replaces a file, so each file has one writer,
+whichever rank or session writes beside it. Only then does the writer name it in a record.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+from .jsonfile import TEMP_PREFIX
+
+MEDIA = "media"
+_PLAIN = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\- ]{0,99}\Z")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]")
+
+
+def key_folder(key: str) -> str:
+    """The folder of a key's files, relative to the run folder: 'media/val/samples'."""
+    parts = [MEDIA]
+    for segment in key.split("/"):
+        if _PLAIN.match(segment) and not segment.endswith((".", " ")):
+            parts.append(segment)
+        else:
+            plain = _UNSAFE.sub("_", segment).lstrip(".")[:60]
+            parts.append(f"{plain}~{hashlib.sha1(segment.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}")
+    return "/".join(parts)
+
+
+def store(run_dir: Path, key: str, stem: str, ext: str, data: bytes) -> str:
+    """Write data as a new file of the key, `<stem>-<n>.<ext>` (n from 0, the first free);
+    return its path relative to the run folder. Raises OSError (nothing is left behind)."""
+    folder = key_folder(key)
+    where = Path(run_dir) / folder
+    where.mkdir(parents=True, exist_ok=True)
+    tmp = where / f"{TEMP_PREFIX}{stem}.{ext}.{os.getpid()}.{os.urandom(3).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        n = 0
+        while True:
+            name = f"{stem}-{n}.{ext}"
+            try:
+                os.link(tmp, where / name)
+                return f"{folder}/{name}"
+            except FileExistsError:
+                n += 1
+            except OSError:              # a file system without hard links: an exclusive create
+                if _copy_new(data, where / name):
+                    return f"{folder}/{name}"
+                n += 1
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def _copy_new(data: bytes, path: Path) -> bool:
+    """Write data to a new file at path (False when a file is there already)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except FileExistsError:
+        return False
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    except OSError:
+        os.close(fd)
+        os.unlink(path)
+        raise
+    os.close(fd)
+    return True
+
+
+def link_or_copy(source: Path, target: Path) -> None:
+    """Give target the content of source: a hard link where the file system allows, else a
+    copy (written whole under a temp name first). Raises OSError."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, target)
+        return
+    except FileExistsError:
+        raise
+    except OSError:
+        pass
+    tmp = target.with_name(f"{TEMP_PREFIX}{target.name}.{os.getpid()}.{os.urandom(3).hex()}")
+    try:
+        with open(source, "rb") as src, open(tmp, "xb") as out:
+            while chunk := src.read(1 << 20):
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, target)
+    finally:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
