@@ -144,6 +144,7 @@ def test_an_older_catalog_holding_a_million_tags_is_read_again(root, huge_tags):
         for table, column in (("runs", "cut"), ("versions", "cut"), ("projects", "changes"),
                               ("config", "seq"), ("scalars", "seq")):      # 0004's and 0005's
             con.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+        con.execute("DROP TABLE media_keys")                             # 0006's
         con.execute("UPDATE alembic_version SET version_num = '0003'")
         run = con.execute("SELECT id FROM runs WHERE name = 'run0'").fetchone()[0]
         con.executemany("INSERT INTO tags VALUES (?, ?)",

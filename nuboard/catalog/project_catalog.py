@@ -92,6 +92,10 @@ class Catalog:
         # run folders the sync skipped: name -> ((signature, folder mtime), reason), so an
         # unchanged damaged run is reported again without reading it again
         self.skips: dict[str, tuple[tuple[str, int], str]] = {}
+        # run folders the sync looked at for media files without a record: name -> (signature,
+        # or only run.json's part of it while a writer was alive; when to look again; whether
+        # the run's signature is marked), so a run is not read at each sync (sync_media.py)
+        self.media_checked: dict[str, tuple[str, float, bool]] = {}
         self._open()
 
     @property

@@ -4,10 +4,11 @@ An unchanged finished run costs two stats (its folder and its run.json: a rewrit
 a new session or new files change one of them). A running run, a run with ranks other
 than 0 (whose logs may still grow after rank 0 finished) and a run folder that held a temp file
 is compared by the sizes and mtimes of its logs; a temp file whose writer is gone is removed
-then (clean_temps). A run folder that is half written, whose run.json is not a regular file, not
-JSON, comes from a newer format or holds fields of the wrong types (run_doc.check_run_doc), is
-reported and skipped, never fatal; while its folder, run.json and logs stay as they were, a
-later sync through the same Catalog reports it again without reading it again.
+then (clean_temps), and so is a media file that no record names (sync_media). A run folder
+that is half written, whose run.json is not a regular file, not JSON, comes from a newer
+format or holds fields of the wrong types (run_doc.check_run_doc), is reported and skipped,
+never fatal; while its folder, run.json and logs stay as they were, a later sync through the
+same Catalog reports it again without reading it again.
 
 Rows are written in batches, each in one BEGIN IMMEDIATE transaction (on a server: holding the
 project's advisory lock) that first removes whatever rows the runs have (another indexer may
@@ -30,6 +31,8 @@ from typing import Callable, NamedTuple
 from sqlalchemy import bindparam, delete, func, select, update
 from sqlalchemy.exc import DatabaseError, OperationalError
 
+from nuboard.eventlog.media_read import entries_of, media_keys, rank_media
+from nuboard.eventlog.reader import RunReader
 from nuboard.eventlog.source import rank_scalars
 from nuboard.files import caps, layout
 from nuboard.files.jsonfile import TEMP_PREFIX, clean_stray_temps
@@ -42,7 +45,9 @@ from .project_catalog import Catalog
 from .run_doc import read_checked_run
 from .statements import driver_insert, insert_or_ignore, note_change
 from .sync_artifacts import delete_run_links, run_links, sync_versions
+from .sync_media import MEDIA_MARK, clean_orphan_media
 from .tables import config, lineage, runs, scalars, tags
+from .tables import media_keys as media_table
 
 RUN_JSON = layout.RUN_JSON
 BATCH = 500
@@ -81,6 +86,7 @@ class _Indexed(NamedTuple):
     config: list
     scalars: list
     links: list
+    media: list
 
 
 # -- reading one run --------------------------------------------------------------------------
@@ -168,34 +174,44 @@ def _num(v: float | None) -> float | None:
     return None if v is None or v != v else v
 
 
-def _read_rank(run_dir: Path, rank: int, logs: list) -> dict:
+def _read_rank(run_dir: Path, rank: int, logs: list) -> tuple[dict, list]:
+    """One rank's scalars and media entries: small logs read once for both, large ones'
+    scalars from a current data.parquet (which holds no media: the logs give those)."""
     size = 0
     for _, _, path in logs:
         try:
             size += path.stat().st_size
         except OSError:
             pass
-    return rank_scalars(run_dir, rank, parquet=size >= PARQUET_FROM)
+    if size >= PARQUET_FROM:
+        return rank_scalars(run_dir, rank, parquet=True), rank_media(run_dir, rank)
+    reader = RunReader(run_dir, rank)
+    reader.refresh()
+    return reader.scalars(), entries_of(reader)
 
 
-def summarize(run_dir: Path) -> list[dict]:
-    """Per scalar and rank: last value, min, max (NaN ignored), count, last step.
+def summarize(run_dir: Path) -> tuple[list[dict], list[dict]]:
+    """Per scalar and rank: last value, min, max (NaN ignored), count, last step; and per media
+    key and rank: kind, count, first and last step (media_read.media_keys).
 
-    Small logs are read directly (cheaper than opening data.parquet); large ones from a
-    data.parquet that is current, else from the logs.
+    Small logs are read directly (cheaper than opening data.parquet); large ones' scalars from
+    a data.parquet that is current, else from the logs.
     """
     by_rank: dict[int, list] = {}
     for rank, session, path in layout.list_logs(run_dir):
         by_rank.setdefault(rank, []).append((rank, session, path))
-    rows = []
+    rows, media = [], []
     for rank in sorted(by_rank):
-        for name, s in _read_rank(run_dir, rank, by_rank[rank]).items():
+        found, entries = _read_rank(run_dir, rank, by_rank[rank])
+        for name, s in found.items():
             if not len(s.values):
                 continue
             lo, hi = _min_max(s.values)
             rows.append({"rank": rank, "name": name, "last": _num(s.values[-1]), "min": lo,
                          "max": hi, "count": len(s.values), "last_step": s.steps[-1]})
-    return rows
+        for key, info in media_keys(entries).items():
+            media.append({"rank": rank, "key": key, **info})
+    return rows, media
 
 
 def _stat_part(name: str, st: os.stat_result) -> str:
@@ -233,7 +249,8 @@ def clean_temps(folder: Path, mtime_ns: int) -> tuple[list[str], int]:
 
     The run's own process on this host (its heartbeat's pid) is known dead at once; a temp
     file of any other process (another host's, a viewer's edit) goes once it is STALE_TEMP
-    seconds old (jsonfile.clean_stray_temps).
+    seconds old (jsonfile.clean_stray_temps). Media files that no record names are removed
+    after it, on the same terms (sync_media.clean_orphan_media).
 
     mtime_ns: the folder's mtime, taken before this lists it; after a removal it is taken
     again, before the folder is listed again, so a change made meanwhile is seen next time.
@@ -313,13 +330,18 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
     if doc is None:
         return None, why
     try:
-        summaries = summarize(folder)
+        summaries, media = summarize(folder)
     except Exception as exc:      # a log we cannot read is reported, not fatal
         return None, f"its logs cannot be read ({exc})"
     long = sum(1 for s in summaries if len(s["name"]) > MAX_SCALAR_NAME)
     if long:           # only a hand-made log holds one; a b-tree entry on PostgreSQL could not
         summaries = [s for s in summaries if len(s["name"]) <= MAX_SCALAR_NAME]
         cut = [*cut, f"{long} scalar{'s' * (long != 1)} with a name over {MAX_SCALAR_NAME} "
+                     "characters not indexed"]
+    long = sum(1 for m in media if len(m["key"]) > MAX_SCALAR_NAME)
+    if long:           # media keys follow the scalar naming rule
+        media = [m for m in media if len(m["key"]) <= MAX_SCALAR_NAME]
+        cut = [*cut, f"{long} media key{'s' * (long != 1)} over {MAX_SCALAR_NAME} "
                      "characters not indexed"]
     config_doc = doc.get("config")
     config_rows = flatten_config(config_doc if isinstance(config_doc, dict) else {})
@@ -332,7 +354,7 @@ def index_run(folder: Path, project_id: int, mtime_ns: int, sig: str
                      "not indexed"]
     tags = doc.get("tags") or []               # capped: distinct strings (cap_run_doc)
     return _Indexed(folder.name, run_row(doc, folder, project_id, mtime_ns, sig, cut), tags,
-                    config_rows, summaries, run_links(doc)), None
+                    config_rows, summaries, run_links(doc), media), None
 
 
 # -- the sync ---------------------------------------------------------------------------------
@@ -432,7 +454,8 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
         seen.add(name)
         old = None if full else known.get(name)
         if old is not None and old.folder_mtime_ns == mtime_ns and old.status != "running" \
-                and not _other_ranks(old.signature) and not old.signature.endswith(TEMPS_MARK):
+                and not _other_ranks(old.signature) \
+                and not old.signature.endswith((TEMPS_MARK, MEDIA_MARK)):
             try:
                 head = _stat_part(layout.RUN_JSON, os.stat(os.path.join(entry.path, RUN_JSON)))
             except OSError:
@@ -448,6 +471,9 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
         except OSError:
             seen.discard(name)
             continue
+        if (old is None or old.signature != sig) and clean_orphan_media(
+                catalog, folder, names, sig, stale_after=STALE_TEMP, full=full):
+            sig += "|" + MEDIA_MARK      # looked at by the next sync too (sync_media)
         if old is not None and old.signature == sig and old.folder_mtime_ns == mtime_ns:
             report.unchanged += 1
             _note_heartbeat(folder, name, old, beats)
@@ -474,6 +500,8 @@ def _sync(catalog: Catalog, full: bool, progress) -> SyncReport:
     _write_or_skip(catalog, pending, report, known, drop)
     for name in [n for n in catalog.skips if n not in seen]:
         del catalog.skips[name]
+    for name in [n for n in catalog.media_checked if n not in seen]:
+        del catalog.media_checked[name]
     gone = [n for n in known if n not in seen] + drop
     if gone or beats:
         with catalog.writer.begin() as conn:
@@ -543,7 +571,8 @@ def _note_heartbeat(folder: Path, name: str, old: _Known, beats: list) -> None:
 
 
 def _delete_runs(conn, project_id: int, names: list[str]) -> None:
-    """Delete the runs of these names (their tags, config and scalars go by cascade)."""
+    """Delete the runs of these names (their tags, config, scalars and media keys go by
+    cascade)."""
     for i in range(0, len(names), _IN_CHUNK):
         conn.execute(delete(runs).where(runs.c.project_id == project_id,
                                         runs.c.run_id.in_(names[i:i + _IN_CHUNK])))
@@ -553,6 +582,7 @@ _RUN_COLUMNS = [c.name for c in runs.columns]
 _TAG_COLUMNS = [c.name for c in tags.columns]
 _CONFIG_COLUMNS = [c.name for c in config.columns]
 _SCALAR_COLUMNS = [c.name for c in scalars.columns]
+_MEDIA_COLUMNS = [c.name for c in media_table.columns]
 
 
 def _write_or_skip(catalog: Catalog, pending: list[_Indexed], report: SyncReport,
@@ -595,7 +625,7 @@ def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
         _delete_runs(conn, catalog.project_id, [p.run_id for p in pending])
         delete_run_links(conn, catalog.project, [p.run_id for p in pending])
         next_id = (conn.execute(select(func.max(runs.c.id))).scalar() or 0) + 1
-        run_rows, tag_rows, config_rows, scalar_rows = [], [], [], []
+        run_rows, tag_rows, config_rows, scalar_rows, media_rows = [], [], [], [], []
         for pk, p in enumerate(pending, next_id):
             row = dict(p.row, id=pk)
             run_rows.append(tuple(row.get(c) for c in _RUN_COLUMNS))
@@ -608,8 +638,11 @@ def _write(catalog: Catalog, pending: list[_Indexed]) -> None:
             for seq, s in enumerate(p.scalars):
                 s["run"], s["seq"] = pk, seq
                 scalar_rows.append(tuple(s.get(k) for k in _SCALAR_COLUMNS))
+            for seq, m in enumerate(p.media):
+                m["run"], m["seq"] = pk, seq
+                media_rows.append(tuple(m.get(k) for k in _MEDIA_COLUMNS))
         for table, rows in ((runs, run_rows), (tags, tag_rows), (config, config_rows),
-                            (scalars, scalar_rows)):
+                            (scalars, scalar_rows), (media_table, media_rows)):
             if rows:
                 conn.exec_driver_sql(driver_insert(conn, table), rows)
         links = [dict(link, run_project=catalog.project, run_id=p.run_id)

@@ -101,6 +101,21 @@ scalars = Table(
 )
 Index("ix_scalars_name_last", scalars.c.name, scalars.c.last)
 
+# Per run, rank and media key (images, histograms, text, tables, audio logged through run.log):
+# what pages need to know what to draw, without reading the logs (migration 0006).
+media_keys = Table(
+    "media_keys", metadata,
+    Column("run", Integer, ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True),
+    Column("rank", Integer, primary_key=True),
+    Column("key", Str, primary_key=True),
+    Column("kind", Str, nullable=False),                     # image, histogram, text, table, audio
+    Column("count", Wide, nullable=False),                   # entries, after the resume rule
+    Column("first_step", Wide),
+    Column("last_step", Wide),
+    Column("seq", Integer),                                  # key order (the order of the rows)
+)
+Index("ix_media_keys_key", media_keys.c.key)
+
 artifacts = Table(
     "artifacts", metadata,
     Column("id", Integer, primary_key=True),

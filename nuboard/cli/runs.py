@@ -58,12 +58,16 @@ def checked_query(text: str | None, now: float) -> str | None:
 
 
 def list_runs(catalog, query: str | None, limit: int | None, now: float) -> list[dict]:
-    """The project's runs that match the query, newest first, as ls records."""
+    """The project's runs that match the query, newest first, as ls records, each with
+    "media": entries per media key on rank 0 ({} for a run without media)."""
+    from nuboard.catalog.media_reads import media_keys
     from nuboard.catalog.run_reads import find_runs, tags_by_run
 
     rows = find_runs(catalog, query, now=now, limit=limit)
     by_run = tags_by_run(catalog, [r["id"] for r in rows])
-    return [run_record(r, by_run[r["id"]], catalog.project, now) for r in rows]
+    media = media_keys(catalog, [r["run_id"] for r in rows])
+    return [dict(run_record(r, by_run[r["id"]], catalog.project, now),
+                 media={k: m["count"] for k, m in media[r["run_id"]].items()}) for r in rows]
 
 
 def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: bool) -> None:
