@@ -118,7 +118,7 @@ def test_cli_imports_every_run_and_point_once(root, store):
             assert "renamed" not in doc["source"] and doc["prefixes"]["system"] != "system"
             assert doc["config"]["optimizer"] == "adam" and doc["config"]["layers"] == 4
             assert doc["config"]["amp"] is True and isinstance(doc["config"]["lr"], float)
-    assert f"({total:,} points)" in done.stdout and total == 3 * (2 * 20 + 7 + 1) + 1
+    assert f"({total:,} points, 3 media entries)" in done.stdout and total == 3 * (2 * 20 + 7 + 1) + 1
     finished = runs[ids["FINISHED"]][1]
     assert finished["tags"] == ["stage=baseline"] and finished["config"]["lr"] == 0.001
     live = runs[ids["RUNNING"]][1]

@@ -268,11 +268,7 @@ def test_what_is_not_imported_yet_is_one_note_per_kind_with_counts(root, tmp_pat
     run_child(WRITE_MEDIA.format(folder=str(tmp_path / "media")))
     done = cli(root, "import", "tensorboard", str(tmp_path / "media"), "--project", "tb")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("Imported 1 run (4 points)")
-    note = "nuboard import tensorboard: note: .: "
+    assert done.stdout.startswith("Imported 1 run (4 points, 12 media entries)")
+    note = "nuboard import tensorboard: note: .: "     # images, histograms and text are kept
     assert done.stderr.splitlines() == [
-        note + "1 audio clip in 1 tag (clip) left out: NuBoard does not import them yet",
-        note + "8 histograms in 2 tags (weights/a, weights/b) left out: NuBoard does not import "
-               "them yet",
-        note + "3 images in 1 tag (samples) left out: NuBoard does not import them yet",
-        note + "1 text in 1 tag (notes/text_summary) left out: NuBoard does not import them yet"]
+        note + "1 audio clip in 1 tag (clip) left out: NuBoard does not import them yet"]

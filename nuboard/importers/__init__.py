@@ -23,7 +23,8 @@ __all__ = ["tensorboard", "mlflow", "ImportResult", "ImportSourceError"]
 def tensorboard(logdir: "str | os.PathLike[str]", project: str,
                 dir: "str | os.PathLike[str] | None" = None, *, dry_run: bool = False,
                 progress=None) -> ImportResult:
-    """Import every folder of event files under `logdir` as one run of `project`.
+    """Import every folder of event files under `logdir` as one run of `project`: its scalars,
+    images (the PNGs as stored), histograms and text.
 
     Args:
         logdir: the folder given to SummaryWriter(log_dir=...) or `tensorboard --logdir`.
@@ -47,7 +48,9 @@ def tensorboard(logdir: "str | os.PathLike[str]", project: str,
 def mlflow(uri: "str | os.PathLike[str]", project: str, experiment: str | None = None,
            dir: "str | os.PathLike[str] | None" = None, *, dry_run: bool = False,
            artifacts: bool = False, progress=None) -> ImportResult:
-    """Import the runs of an MLflow tracking store (every active experiment, or one) into `project`.
+    """Import the runs of an MLflow tracking store (every active experiment, or one) into `project`:
+    params, tags, metrics, and from a local artifact folder the log_image images, log_table
+    tables and log_text text (.txt and .md files).
 
     Args:
         uri: a tracking URI: 'sqlite:///mlflow.db', an `mlruns` folder (or 'file:///.../mlruns'),

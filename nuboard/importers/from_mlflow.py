@@ -4,11 +4,12 @@ Each active run of each active experiment (or of the one named) becomes a run: p
 config (typed: a value JSON reads as a number is that number, 'True'/'False' are booleans), the
 experiment is the group, the tag `mlflow.note.content` the notes, every other tag not under
 `mlflow.` a NuBoard tag 'key=value', every metric's full history (get_metric_history) its
-scalar, with MLflow's steps and timestamps. All tags, the raw status and the experiment are kept
-in run.json's `source`. Statuses: FINISHED finished, FAILED failed, KILLED killed; a run still
-RUNNING (or SCHEDULED) comes in as running with no process behind it, so NuBoard shows it as
-lost (its last sign of life its latest metric), and a later import replaces it once MLflow says
-it ended.
+scalar, with MLflow's steps and timestamps; the log_image images, log_table tables and
+log_text text of a local artifact folder its media (mlflow_media). All tags, the raw status and
+the experiment are kept in run.json's `source`. Statuses: FINISHED finished, FAILED failed,
+KILLED killed; a run still RUNNING (or SCHEDULED) comes in as running with no process behind
+it, so NuBoard shows it as lost (its last sign of life its latest metric), and a later import
+replaces it once MLflow says it ended.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from nuboard.errors import InvalidNameError, NuBoardError, import_extra
 from nuboard.files.names import check_tags
 
 from .landing import Progress, import_runs
+from .mlflow_media import LOGGED_ARTIFACTS, LOGGED_IMAGES, read_media
 from .mlruns_folder import scan_store
 from .source_runs import (
     MAX_STEP,
@@ -281,26 +283,33 @@ def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
             found.add(step, _seconds(metric.timestamp, f"metric {key!r}: timestamp"), metric.value)
             last = max(last, metric.timestamp)
         series.append(found)
+    start = _seconds(info.start_time or 0, "its start time")
     nb_tags, refused = _tags(tags)
     left_out = [f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
                 "(NuBoard steps start at 0)"] \
         if negative else []
     if refused:
         left_out.append(f"tags kept only in run.json's source (not NuBoard tags): {', '.join(refused)}")
-    start = _seconds(info.start_time or 0, "its start time")
     details = {"status": info.status, "experiment_id": experiment.experiment_id,
                "experiment": experiment.name, "tags": tags, "artifact_uri": info.artifact_uri}
     if tags.get("mlflow.parentRunId"):
         details["parent_run_id"] = tags["mlflow.parentRunId"]
-    folder = local_folder(info.artifact_uri) if artifacts else None
+    local = local_folder(info.artifact_uri)
+    folder = local if artifacts else None
     if artifacts and folder is None and info.artifact_uri and not _is_local(info.artifact_uri):
         left_out.append(f"artifacts at {info.artifact_uri!r} not recorded: not a local folder")
+    media, notes = read_media(local, tags, start)
+    left_out.extend(notes)
+    if local is None and info.artifact_uri and not _is_local(info.artifact_uri) \
+            and (tags.get(LOGGED_IMAGES) or tags.get(LOGGED_ARTIFACTS)):
+        left_out.append(f"images and tables at {info.artifact_uri!r} left out: not a local folder")
     return SourceRun(key=info.run_id, name=_name(info.run_name or tags.get("mlflow.runName") or info.run_id),
                      start=start, end=_seconds(info.end_time, "its end time") if info.end_time else None,
                      status=STATUSES.get(info.status, "finished"), config=typed_params(data.params),
                      tags=nb_tags, group=_name(experiment.name), notes=tags.get("mlflow.note.content"),
                      series=series, details=details, artifact_dir=folder,
-                     last_seen=_seconds(last, "its latest timestamp"), left_out=left_out)
+                     last_seen=_seconds(last, "its latest timestamp"), left_out=left_out,
+                     media=media)
 
 
 def _seconds(millis, what: str) -> float:

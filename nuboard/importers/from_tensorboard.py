@@ -8,8 +8,10 @@ damaged record ends the file there, as in TensorBoard, with a note), each record
 scalar are read: the `simple_value` summaries of torch, tensorboardX and TF1, and the tensor
 summaries of TF2 and `new_style=True` (plugin 'scalars' or data class scalar, the metadata only
 on a tag's first point). Every point is kept with its step and wall time, its value as stored
-(a float32 widened to a double). The HParams plugin's session start info is the config; the run
-starts at its earliest event and ends at its latest, status finished.
+(a float32 widened to a double). Images, histograms and text (legacy fields and plugin tensors)
+are media entries at their step and wall time (tensorboard_media); audio and the other plugins
+are left out, one note per kind with counts. The HParams plugin's session start info is the
+config; the run starts at its earliest event and ends at its latest, status finished.
 
 A folder that cannot be read exactly (an event file that is a FIFO or cannot be opened, a
 record that is not an Event, a scalar tensor that is not one number, a folder name that is not
@@ -36,6 +38,7 @@ from .source_runs import (
     describe,
     printable,
 )
+from .tensorboard_media import MediaValues, media_kind
 from .tfrecord import Records, file_kind
 
 FEATURE = "nuboard import tensorboard"
@@ -105,7 +108,7 @@ def folder_problem(key: str, files: list[Path]) -> str | None:
 
 
 def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
-    """One folder's events as a SourceRun: every scalar point, the hparams, the times.
+    """One folder's events as a SourceRun: every scalar point and media entry, the hparams, the times.
 
     The loop runs once an event (a million for a big log): each tag's kind is settled at its
     first value with metadata, and its points go straight to its arrays. Raises
@@ -124,6 +127,7 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
     negative = 0
     left_out = []
     unread: dict[tuple[str, str], dict[str, int]] = {}   # (noun, plural) -> {tag: values}
+    media = MediaValues()
     for path in files:
         records = Records(path, masked_crc32c)
         for index, record in enumerate(records):
@@ -154,8 +158,14 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
                 elif kind == "tensor" and (plugin == "scalars" or data_class == scalar):
                     number = _number(value.tensor, tag, step, path)
                 else:
-                    left = unread.setdefault(_unread_kind(kind, plugin), {})
-                    left[tag] = left.get(tag, 0) + 1
+                    what = media_kind(kind, plugin)
+                    if what is None:
+                        left = unread.setdefault(_unread_kind(kind, plugin), {})
+                        left[tag] = left.get(tag, 0) + 1
+                    elif step < 0:
+                        negative += 1
+                    else:
+                        media.read(what, value, tag, step, wall)
                     continue
                 if step < 0:
                     negative += 1
@@ -175,10 +185,11 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
         left_out.append(f"{negative:,} point{'s' * (negative != 1)} with a negative step left out "
                         "(NuBoard steps start at 0)")
     left_out.extend(_unread_note(noun, tags) for noun, tags in sorted(unread.items()))
+    left_out.extend(media.notes())
     match = _HOST.match(files[0].name)
     return SourceRun(key=key, name=_label(name), start=start, end=last if last is not None else start,
                      config=config, host=match.group(1) if match else None,
-                     series=list(series.values()), left_out=left_out,
+                     series=list(series.values()), left_out=left_out, media=media.points,
                      details={"files": [p.name for p in files]})
 
 

@@ -133,11 +133,12 @@ def _land_candidate(stage: Path, root: Path, project: str, tool: str, uri: str,
         source_run = candidate.load()
         check_run(source_run)
         source = {"tool": tool, "uri": uri, "key": candidate.key, **source_run.details}
-        run_id, points = land(stage, root, project, source_run, source, old_id)
+        run_id, points, media = land(stage, root, project, source_run, source, old_id)
     except Exception as exc:        # one odd run never stops the import: it is skipped, named
         result.skip(candidate.key, describe(exc))
         return None
     result.notes.extend(f"{candidate.key}: {line}" for line in source_run.left_out)
+    result.media += media
     return source_run, run_id, points
 
 
@@ -157,8 +158,12 @@ def _split(candidates: list[Candidate], known: dict) -> tuple[list, list]:
 
 
 def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
-         replaces: str | None = None) -> tuple[str, int]:
-    """Write one run in the staging root and rename it into the project; (run id, points).
+         replaces: str | None = None) -> tuple[str, int, int]:
+    """Write one run in the staging root and rename it into the project; (run id, points,
+    media entries).
+
+    Its media entries are written after its scalars (run.add_media, at their step and wall
+    time; media keys mapped as scalar names are, `source.renamed_media` naming those changed).
 
     The run id is made from the source's start time (so runs sort by when they ran), or is
     that of the stale copy it replaces.
@@ -167,21 +172,26 @@ def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
     runs = layout.runs_dir(root, project)
     run_id = replaces or _fresh_id(runs, run.start)
     names = map_names(s.name for s in run.series)
-    system, timing = pick_prefixes(names.values())
+    keys = map_names((p.name for p in run.media), taken=names.values())
+    system, timing = pick_prefixes([*names.values(), *keys.values()])
     renamed = {tag: name for tag, name in names.items() if tag != name}
     if renamed:
         source = {**source, "renamed": renamed}
+    renamed_media = {tag: key for tag, key in keys.items() if tag != key}
+    if renamed_media:
+        source = {**source, "renamed_media": renamed_media}
     recording = init(project, dir=stage, run_id=run_id, run_name=run.name, config=run.config,
                      tags=run.tags, notes=run.notes, group=run.group, capture_env=False,
                      capture_console=False, system_metrics=False, system_prefix=system,
                      timing_prefix=timing)
-    points = 0
+    points = media = 0
     try:
         for series in run.series:
             add, name = recording.add_scalar, names[series.name]
             for step, wall, value in zip(series.steps, series.walls, series.values):
                 add(name, value, step=step, wall_time=wall)
             points += len(series.steps)
+        media = add_media(recording, run, keys)
     except BaseException:
         recording.finish("crashed")
         raise
@@ -197,7 +207,27 @@ def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
     if replaces is not None:
         os.rename(runs / run_id, stage / f"replaced-{run_id}")
     os.rename(staged, runs / run_id)
-    return run_id, points
+    return run_id, points, media
+
+
+def add_media(recording, run: SourceRun, keys: dict[str, str]) -> int:
+    """Write the run's media entries; those NuBoard refuses (an image over 8,192 px a side, a
+    file that cannot be read) are left out, one note per kind in run.left_out. The count written."""
+    written = 0
+    refused: dict[str, list] = {}           # kind -> [count, first reason]
+    for point in run.media:
+        try:
+            media = point.value() if callable(point.value) else point.value
+            recording.add_media(keys[point.name], media, step=point.step, wall_time=point.wall)
+        except (TypeError, ValueError, OSError) as exc:
+            found = refused.setdefault(point.kind, [0, describe(exc)])
+            found[0] += 1
+            continue
+        written += 1
+    for kind, (count, reason) in sorted(refused.items()):
+        noun = kind if count == 1 else kind + "s"
+        run.left_out.append(f"{count:,} {noun} NuBoard cannot keep left out (the first: {reason})")
+    return written
 
 
 def _settle(doc: dict, run: SourceRun, source: dict) -> None:

@@ -2,7 +2,9 @@
 
 A name NuBoard takes is kept as it is. Any other is mapped by files.names.safe_scalar_name
 (control characters to '_', empty segments dropped, a long name cut and ended by a hash). A mapped
-name that another tag already has gets '~2', '~3', ... (tags in sorted order). The system and
+name that another tag already has gets '~2', '~3', ... (tags in sorted order). Media keys are
+mapped the same way after the scalars, a key that a scalar already has getting '~2', ... too (a
+name is a scalar or a media key in a run, never both). The system and
 timing prefixes of the imported run are picked so that no source name starts with them.
 """
 from __future__ import annotations
@@ -21,11 +23,13 @@ def _fits(name: str) -> bool:
     return True
 
 
-def map_names(tags: Iterable[str]) -> dict[str, str]:
-    """{source tag: NuBoard scalar name} for every tag, each name distinct."""
+def map_names(tags: Iterable[str], taken: Iterable[str] = ()) -> dict[str, str]:
+    """{source tag: NuBoard scalar name} for every tag, each name distinct and none of `taken`
+    (the names given already: the scalars' when the tags are media keys)."""
     tags = sorted(set(tags))
-    out = {tag: tag for tag in tags if _fits(tag)}
-    taken = set(out.values())
+    taken = set(taken)
+    out = {tag: tag for tag in tags if _fits(tag) and tag not in taken}
+    taken |= set(out.values())
     for tag in tags:
         if tag in out:
             continue

@@ -1,4 +1,5 @@
-"""What an importer reads from another tracker (SourceRun, Series) and what an import did (ImportResult).
+"""What an importer reads from another tracker (SourceRun, Series, MediaPoint) and what an import
+did (ImportResult).
 
 Standard library only: `nuboard.importers` imports this module, and neither TensorBoard nor MLflow.
 """
@@ -10,7 +11,7 @@ import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from nuboard.errors import NuBoardError
 
@@ -42,6 +43,19 @@ class Series:
 
 
 @dataclass
+class MediaPoint:
+    """One media entry as the source has it: its own name (a TensorBoard tag, an MLflow image key
+    or artifact path), step, wall time, and the entry: a nuboard.media object (Image, Histogram,
+    Text, Table), or a function making one when the run is written (a file read only then).
+    `kind` is the entry's kind ("image", "histogram", "text", "table"), for the notes."""
+    name: str
+    step: int
+    wall: float
+    kind: str
+    value: Any
+
+
+@dataclass
 class SourceRun:
     """One run of the source, read in full, as the writer turns it into a NuBoard run.
 
@@ -64,6 +78,7 @@ class SourceRun:
     artifact_dir: Path | None = None
     last_seen: float | None = None
     left_out: list = field(default_factory=list)        # one line per kind of thing not imported
+    media: list = field(default_factory=list)           # MediaPoints, in the order logged
 
 
 @dataclass
@@ -87,6 +102,7 @@ class ImportResult:
     pending: the source keys (TensorBoard folders, MLflow run ids) written, or on a dry run
         those an import would write.
     points: the scalar points written.
+    media: the media entries written (images, histograms, texts, tables).
     artifacts: the artifact versions added ('llm/mlflow-default:v3').
     notes: one line for each kind of thing left out (points with a negative step, a tag that
         breaks NuBoard's rule, an artifact folder that is not local).
@@ -102,6 +118,7 @@ class ImportResult:
     skipped: list = field(default_factory=list)
     pending: list = field(default_factory=list)
     points: int = 0
+    media: int = 0
     artifacts: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     unreadable: list = field(default_factory=list)
@@ -134,12 +151,15 @@ class ImportResult:
             return f"Nothing to import {where}: its {_runs(n)} {'is' if n == 1 else 'are'} already imported."
         updated = f" ({len(self.replaced)} updated)" if self.replaced else ""
         points = f"{self.points:,} point{'s' * (self.points != 1)}"
+        if self.media:
+            points += f", {self.media:,} media entr{'ies' if self.media != 1 else 'y'}"
         return f"Imported {_runs(len(self.written))}{updated} ({points}{extra}) {where}; {before}."
 
     def as_dict(self) -> dict:
         return {"tool": self.tool, "uri": self.uri, "project": self.project, "dry_run": self.dry_run,
                 "written": list(self.written), "replaced": list(self.replaced),
                 "skipped": list(self.skipped), "pending": list(self.pending), "points": self.points,
+                "media": self.media,
                 "artifacts": list(self.artifacts), "notes": list(self.notes),
                 "unreadable": list(self.unreadable)}
 
@@ -197,8 +217,12 @@ def check_run(run: SourceRun) -> None:
     for series in run.series:
         if series.steps and not 0 <= min(series.steps) <= max(series.steps) <= MAX_STEP:
             raise UnreadableRunError(f"scalar {printable(series.name)!r} has a step out of 0..2**63-1")
+    for point in run.media:
+        if not 0 <= point.step <= MAX_STEP:
+            raise UnreadableRunError(f"{point.kind} {printable(point.name)!r} has a step out of 0..2**63-1")
     texts = [("name", run.name), ("notes", run.notes), ("group", run.group), ("host", run.host)]
     texts += [("tag", tag) for tag in run.tags] + [("scalar", s.name) for s in run.series]
+    texts += [(point.kind, point.name) for point in run.media]
     for what, text in texts:
         if isinstance(text, str) and _has_surrogate(text):
             raise UnreadableRunError(f"its {what} {printable(text)!r} is not valid UTF-8")

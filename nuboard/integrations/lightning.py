@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Any, Mapping
 
 from nuboard.errors import import_extra
@@ -20,6 +21,9 @@ from .common import MetricLog, init_arguments, resume_arguments, start_run
 
 _loggers = import_extra("lightning.pytorch.loggers", "lightning", "nuboard.integrations.lightning")
 from lightning.pytorch.utilities.rank_zero import rank_zero_only  # noqa: E402  (after the check)
+
+IMAGE_KWARGS = ("caption", "dataformats")
+"""log_image's per-image lists NuBoard keeps; W&B's others (masks, boxes) are ignored."""
 
 FINISHED = ("success", "finished")
 """Lightning's finalize statuses for a run that ended well ('finished' before a SLURM requeue);
@@ -35,7 +39,8 @@ class NuBoardLogger(_loggers.Logger):
 
     log_hyperparams adds the hyperparameters to the run's config; log_metrics logs the
     metrics at the step Lightning gives, on rank 0 only (as Lightning's own loggers do), with
-    names NuBoard refuses changed as common.scalar_name says. finalize ends the run as
+    names NuBoard refuses changed as common.scalar_name says. log_image, log_text and
+    log_table take WandbLogger's arguments and log media (nb.Image, nb.Table) on rank 0. finalize ends the run as
     'finished' ('success') or 'crashed' ('failed', with the exception being handled); the
     logger's next log (trainer.test() after trainer.fit()) continues that run in a new session.
 
@@ -89,6 +94,66 @@ class NuBoardLogger(_loggers.Logger):
     @rank_zero_only
     def log_metrics(self, metrics: Mapping[str, float], step: int | None = None) -> None:
         self._started().log(metrics, step)
+
+    @rank_zero_only
+    def log_image(self, key: str, images: list[Any], step: int | None = None, **kwargs: Any) -> None:
+        """Log images under `key` at `step`, one entry each in the order given (WandbLogger's
+        signature; W&B shows the list as a gallery, NuBoard as that key's entries at the step).
+
+        images: a list of torch tensors, numpy arrays, PIL images, file paths or nb.Image.
+        kwargs: lists of one item per image: caption, and dataformats (for tensors and arrays;
+            TensorBoard's letters, e.g. "CHW"); W&B's others (masks, boxes, ...) are ignored
+            with a warning. step None: the step of the latest metrics logged (see _media_step).
+        Raises TypeError (images not a list) or ValueError (a kwargs list of another length),
+        as WandbLogger does, and nb.Image's error for an image it refuses.
+        """
+        from nuboard.media.image import Image
+        if not isinstance(images, list):
+            raise TypeError(f'NuBoardLogger.log_image: expected a list as "images", found {type(images)}')
+        for name, values in kwargs.items():
+            if not isinstance(values, (list, tuple)) or len(values) != len(images):
+                raise ValueError(f"NuBoardLogger.log_image: expected {len(images)} items for {name}, "
+                                 f"found {len(values) if isinstance(values, (list, tuple)) else values!r}")
+        ignored = sorted(set(kwargs) - set(IMAGE_KWARGS))
+        if ignored:
+            warnings.warn(f"NuBoardLogger.log_image: {', '.join(ignored)} not kept (NuBoard keeps "
+                          f"{' and '.join(IMAGE_KWARGS)}).", RuntimeWarning, stacklevel=3)
+        made = [image if isinstance(image, Image) else      # each checked before one is logged
+                Image(image, **{k: kwargs[k][i] for k in IMAGE_KWARGS if k in kwargs})
+                for i, image in enumerate(images)]
+        self._log_media(key, made, step)
+
+    @rank_zero_only
+    def log_text(self, key: str, columns: list[str] | None = None, data: list[list[str]] | None = None,
+                 dataframe: Any = None, step: int | None = None) -> None:
+        """Log text as a table, as WandbLogger does: `columns` and `data` (rows), or a pandas
+        `dataframe`; one nb.Table entry at `step` (None: see log_image)."""
+        self.log_table(key, columns, data, dataframe, step)
+
+    @rank_zero_only
+    def log_table(self, key: str, columns: list[str] | None = None, data: list[list[Any]] | None = None,
+                  dataframe: Any = None, step: int | None = None) -> None:
+        """Log a table (WandbLogger's signature): `columns` and `data` (rows of numbers, text
+        or nb.Image), or a pandas `dataframe`; one nb.Table entry at `step` (None: see log_image)."""
+        from nuboard.media.table import Table
+        table = Table(dataframe=dataframe) if dataframe is not None else Table(columns=columns, data=data)
+        self._log_media(key, [table], step)
+
+    def _log_media(self, key: str, entries: list, step: int | None) -> None:
+        """Log entries under key (mapped as metric keys are) at one step."""
+        log = self._started()
+        name = log.name(key)
+        run = log.run
+        if step is None:
+            step = self._media_step(run, name)
+        for entry in entries:
+            run.add_media(name, entry, step=step)
+
+    @staticmethod
+    def _media_step(run: Run, key: str) -> int:
+        """The step of media logged without one: that of the latest metrics this session logged
+        (Lightning's step, so images line up with the curves), else one past the key's last."""
+        return run.step if run.step >= 0 else run._media_last(key) + 1
 
     def save(self) -> None:
         """Write what the run holds in memory now (Lightning calls it after each log_metrics)."""
