@@ -5,8 +5,11 @@
     python3 scripts/screenshots.py --width 1024 390 --dark --out /tmp/shots
     python3 scripts/screenshots.py --root ~/experiments --pages runs charts
 
-Without --root it writes the demo (nuboard.demo.write_demo) into a temporary folder; with it,
-it serves that folder as it is (a demo folder or any experiments root). It starts
+Without --root it writes the demo (nuboard.demo.write_demo) into a temporary folder, and beside
+it a project of three runs that log images, histograms, text, a table and audio (media-demo,
+for the run-media and charts-media pages); with --root, it serves that folder as it is (a demo
+folder or any experiments root; the media pages are those of the first project whose newest
+runs logged media). It starts
 `nuboard up ROOT --port 0`, finds a project (the one with the most runs), a run and two
 artifact versions through the JSON twins, and with Playwright's Chromium (/usr/bin/chromium)
 saves one PNG per page and width into --out as PAGE-WIDTH[-dark].png, printing each path.
@@ -33,7 +36,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))                # this checkout's nuboard, for the demo and `nuboard up`
 CHROMIUM = "/usr/bin/chromium"
 PAGES = ("index", "runs", "runs-query", "run-overview", "run-console", "run-files", "run-charts",
-         "charts", "timeline", "artifacts", "artifact", "lineage")
+         "run-media", "charts", "charts-media", "timeline", "artifacts", "artifact", "lineage")
+MEDIA_PROJECT = "media-demo"      # what the demo root gets beside the demo: runs that log media
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             from nuboard.demo import write_demo
             root = Path(tmp) / "demo"
             write_demo(root, progress=lambda line: None)
+            write_media_runs(root)
         proc, base = serve(root)
         try:
             urls = page_urls(base, args.pages)
@@ -64,6 +69,52 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             stop(proc)
     return 0
+
+
+def write_media_runs(root: Path, runs: int = 3, steps: int = 6) -> None:
+    """Runs of MEDIA_PROJECT that log, with the real API, a generated 96x96 picture and a
+    histogram of weights at each of `steps` steps, a text, a table of predictions with image
+    cells, and a second of audio."""
+    import numpy as np
+
+    import nuboard as nb
+    rng = np.random.default_rng(7)
+    y, x = np.mgrid[0:96, 0:96] / 96.0
+    for r in range(runs):
+        with nb.init(MEDIA_PROJECT, dir=root, run_name=f"diffusion-{r}", system_metrics=False,
+                     capture_console=False, capture_env=False, config={"lr": 10 ** -(3 + r)}) as run:
+            for i in range(steps):
+                step = i * 500 + r * 100
+                sharp = (i + 1) / steps
+                picture = np.stack([np.sin((x * (3 + r) + y * sharp * 4) * np.pi) * 0.5 + 0.5,
+                                    np.cos(((x - 0.5) ** 2 + (y - 0.5) ** 2) * (8 + 6 * i)) * 0.5 + 0.5,
+                                    np.clip(rng.normal(0.5, 0.5 * (1 - sharp), (96, 96)), 0, 1)], axis=2)
+                caption = f"seed 0, {i + 1}/{steps} of training"
+                run.log({"samples/generated": nb.Image(picture, caption=caption),
+                         "weights/layer1": nb.Histogram(rng.normal(0, 1.0 / (1 + i * (r + 1) / 3), 4000)),
+                         "train/loss": 1.0 / (1 + i + r)}, step=step)
+            prompt = "A watercolour of a lighthouse at dusk.\n" + "The model's notes: " + "waves, " * 60
+            tone = np.sin(np.arange(16000) * 2 * np.pi * 440 / 16000).astype(np.float32) * 0.3
+            run.log({"samples/prompt": prompt,
+                     "eval/predictions": nb.Table(columns=["id", "label", "score", "input"], data=[
+                         [k, ["cat", "dog", "ship"][k % 3], round(float(rng.random()), 3),
+                          nb.Image(rng.integers(0, 256, (16, 16, 3), np.uint8))] for k in range(12)]),
+                     "eval/audio": nb.Audio(tone, 16000, caption="440 Hz")}, step=steps * 500)
+
+
+def media_urls(base: str, projects: list[str]) -> dict[str, str]:
+    """The run-media and charts-media pages: MEDIA_PROJECT's when there, else those of the first
+    project whose newest runs logged media (none: no media pages)."""
+    q = urllib.parse.quote
+    for project in sorted(projects, key=lambda p: p != MEDIA_PROJECT):
+        charts = get_json(f"{base}/api/p/{q(project)}/.charts")
+        if not charts.get("media_keys"):
+            continue
+        ids = [r["id"] for r in charts["runs"]]
+        run = next(r for r in ids if get_json(f"{base}/api/p/{q(project)}/.charts?runs={q(r)}")["media_keys"])
+        return {"charts-media": f"{base}/p/{q(project)}/.charts?runs={q(','.join(ids))}",
+                "run-media": f"{base}/p/{q(project)}/.run/{q(run)}?tab=media"}
+    return {}
 
 
 def serve(root: Path) -> tuple[subprocess.Popen, str]:
@@ -111,6 +162,8 @@ def page_urls(base: str, wanted: list[str]) -> dict[str, str]:
             at = f"{base}/p/{p}/.run/{q(run['id'])}"
             urls.update({"run-overview": at, "run-console": f"{at}?tab=console",
                          "run-files": f"{at}/files/", "run-charts": f"{at}?tab=charts"})
+    if {"run-media", "charts-media"} & set(wanted):
+        urls.update(media_urls(base, projects))
     artifacts = get_json(f"{base}/api/artifacts")["artifacts"]
     if artifacts:
         def at(a: dict) -> str:
@@ -152,13 +205,14 @@ def settle(page, name: str) -> None:
     except Exception:                       # a live page keeps polling: take it as it is
         pass
     selector = {"charts": "figure.chart canvas", "run-charts": "figure.chart canvas",
+                "charts-media": ".media-inner", "run-media": ".media-inner",
                 "timeline": "#timeline svg", "lineage": "#lineage svg"}.get(name)
     if selector:
         try:
             page.wait_for_selector(selector, timeout=5000)
         except Exception:
             pass
-    if name in ("charts", "run-charts"):      # charts load as they scroll into view: scroll them all
+    if name in ("charts", "run-charts", "charts-media", "run-media"):   # they load as they scroll into view
         height = page.evaluate("document.scrollingElement.scrollHeight")
         for y in range(0, height, 600):
             page.evaluate(f"window.scrollTo(0, {y})")

@@ -74,10 +74,13 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     from .charts import charts
     from .colour_edit import colour_edit
     from .files import files
+    from .media_files import media_files
+    from .media_panels import media
     from .run_page import run_page
     from .runs_page import runs_page
     from .timeline import timeline
-    for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page, colour_edit):
+    for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page, colour_edit,
+                      media, media_files):
         app.register_blueprint(blueprint)
     if edit_artifacts:                        # without the flag these routes do not exist
         from .artifact_edit import artifact_edit

@@ -20,6 +20,7 @@ from .chart_groups import GroupKeyError, check_group_key, group_keys, group_line
 from .chart_prefetch import run_in_background
 from .chartdata import series_payload
 from .context import catalogs, load_project, prefetch, root_dir, series_cache, wants_json
+from .media_section import media_context
 from .run_colours import project_colours
 from .views import find_view
 
@@ -154,6 +155,7 @@ def page(project: str):
     context = chart_context(project, ids)
     context["newest"] = newest
     found, rank = context.pop("found"), context["rank"]
+    context.update(media_context(project, context["runs"], int(rank) if rank.isdigit() else 0))
     if wants_json():
         return {**context, "groups": [{"group": g, "names": n} for g, n in context["groups"]]}
     if (rank == "all" or rank.isdigit()) and not any(r["status"] == "running" for r in found):

@@ -25,6 +25,7 @@ from .context import (
     tab_overview,
     wants_json,
 )
+from .media_section import media_context
 from .run_colours import project_colours
 from .run_details import RunMissing, RunUnreadable, run_overview
 from .run_results import scalar_results
@@ -33,7 +34,7 @@ from .timeline_data import produced_versions
 
 run_page = Blueprint("run", __name__)
 run_page.url_value_preprocessor(load_project)
-TABS = ("overview", "console", "files", "charts")
+TABS = ("overview", "console", "files", "charts", "media")
 # The notes form's largest body: MAX_NOTES characters of up to 4 UTF-8 bytes, each byte
 # url-encoded as %XX, and room for the other fields.
 NOTES_FORM_BYTES = MAX_NOTES * 4 * 3 + 64 * 1024
@@ -123,6 +124,9 @@ def details(project: str, run_id: str):
     if tab == "charts":
         context.update(chart_context(project, [run_id]), group_keys=[], group="")   # one run: no groups
         context.pop("found")
+    if tab == "media":
+        context.update(media_context(project, [{"id": run_id}]),
+                       media_empty_note="This run logged no media.")
     return render_template("run.html", **context)
 
 
