@@ -12,6 +12,7 @@ from . import clock
 from .curves import LanguageCurve, cosine_lr, throughput
 from .data import data_dir, write_checkpoint, write_token_shards
 from .plan import FINEWEB_V2, STEP_SECONDS, RunSpec
+from .samples import language_samples
 from .terminal import Bar, describe, paint, print_header
 
 LOG_EVERY = 250
@@ -109,6 +110,7 @@ def train_language_model(run, spec: RunSpec, resumed: bool = False) -> None:
 
 def _loop(run, spec: RunSpec, curve: LanguageCurve, first: int, end: int) -> None:
     rng = random.Random(spec.seed * 31 + run.rank)
+    media_rng = random.Random(spec.seed * 37 + 5)
     batch = spec.config["data"]["batch_size"] * spec.config["data"]["seq_len"]
     per_gpu = TOKENS_PER_GPU * (1024 / spec.config["model"]["width"]) ** 2
     mine = run.rank == 0
@@ -135,6 +137,8 @@ def _loop(run, spec: RunSpec, curve: LanguageCurve, first: int, end: int) -> Non
                 time.sleep(0.004)
                 scores = curve.evaluate()
             run.log(scores, step=step)
+            run.log(language_samples(step, scores["eval/loss"], media_rng, spec.config["model"]["width"],
+                                     last=step == spec.steps - 1), step=step)
             best = min(best, scores["eval/loss"])
             bar.write(paint("eval", "cyan") + f" step {step:5d} | loss {scores['eval/loss']:.4f} "
                       f"| accuracy {scores['eval/accuracy']:.4f}")

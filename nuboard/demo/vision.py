@@ -7,6 +7,7 @@ import time
 from .curves import ImageCurve, cosine_lr, throughput
 from .language import Pace
 from .plan import RunSpec
+from .samples import vision_samples
 from .terminal import Bar, describe, paint, print_header
 
 STEPS_PER_EPOCH = 500
@@ -23,6 +24,7 @@ def train_classifier(run, spec: RunSpec, resumed: bool = False) -> None:
     lr_at = cosine_lr(config["optimizer"]["lr"], config["schedule"]["warmup_steps"], spec.steps,
                       floor=0.01)
     rng = random.Random(spec.seed)
+    media_rng = random.Random(spec.seed * 7 + 1)
     pace = Pace(0, seconds_per_step=1.1 / spec.steps)
     epochs = -(-spec.steps // STEPS_PER_EPOCH)
     best = 0.0
@@ -43,6 +45,7 @@ def train_classifier(run, spec: RunSpec, resumed: bool = False) -> None:
                 time.sleep(0.003)
                 scores = curve.evaluate(step)
             run.log(scores, step=step)
+            run.log(vision_samples(step, scores["eval/top1"], media_rng), step=step)
             best = max(best, scores["eval/top1"])
             bar.write(paint("eval", "cyan") + f" step {step + 1:5d} | top1 {scores['eval/top1']:.4f} "
                       f"| top5 {scores['eval/top5']:.4f} | loss {scores['eval/loss']:.4f}")
