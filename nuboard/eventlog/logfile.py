@@ -15,8 +15,8 @@ checks out, and resynchronising after a damaged record cannot return points nobo
 
 Kinds: META (JSON: rank, session, run id, pid, start time), KEY (u32 key id + UTF-8 name),
 POINTS (u32 key id, u32 count, u8 step mode, steps, then count f64 wall times and
-count f64 values) and MEDIA (JSON: one media entry, {"key", "step", "wall", "kind", ...};
-docs/events.md lists its fields by kind). Step mode 1 stores an arithmetic run of steps as start and stride;
+count f64 values) and MEDIA (u32 length, JSON of one media entry, {"key", "step", "wall",
+"kind", ...}, then a histogram's counts and edges as arrays; docs/events.md lists the fields). Step mode 1 stores an arithmetic run of steps as start and stride;
 mode 0 stores every step as an i64. Numbers are little-endian.
 
 The reader returns every complete, valid frame. A frame that fails its checks is a torn
@@ -47,6 +47,8 @@ _CRC = _LEN = struct.Struct("<I")
 _POINTS = struct.Struct("<BIIB")
 _ARITH = struct.Struct("<qq")
 _KEY = struct.Struct("<BI")
+_MEDIA_HEAD = struct.Struct("<BI")
+_EXACT = 1 << 53
 FRAME_OVERHEAD = _HEAD.size + _CRC.size
 MAX_PAYLOAD = 64 * 1024 * 1024
 MAX_KEY_NAME = 4096
@@ -88,9 +90,40 @@ def meta_record(doc: dict, salt: int = 0) -> bytes:
 
 
 def media_record(doc: dict, salt: int = 0) -> bytes:
-    """Frame one media entry: its JSON (key, step, wall, kind and the kind's fields)."""
-    return frame(bytes([MEDIA]) + json.dumps(doc, ensure_ascii=False, allow_nan=False,
-                                             separators=(",", ":")).encode("utf-8"), salt)
+    """Frame one media entry: u32 length and JSON (key, step, wall, kind and the kind's
+    fields), then, for a histogram, its counts (i64, or f64 where one is not a whole number
+    within 2**53; JSON "counts_as") and edges (f64) as arrays: "bins" in the JSON says how many.
+    Binary, because a viewer reads thousands of histograms at once: parsing them as JSON
+    numbers took 20 microseconds each, five times the rest of the record."""
+    counts, edges = doc.get("counts"), doc.get("edges")
+    tail = b""
+    if isinstance(counts, list) and isinstance(edges, list):
+        whole = all(type(c) is int and -_EXACT <= c <= _EXACT for c in counts)
+        doc = {k: v for k, v in doc.items() if k not in ("counts", "edges")}
+        doc["bins"], doc["counts_as"] = len(counts), "int" if whole else "float"
+        tail = _le(array("q" if whole else "d", counts)) + _le(array("d", edges))
+    body = json.dumps(doc, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return frame(_MEDIA_HEAD.pack(MEDIA, len(body)) + body + tail, salt)
+
+
+def _media_doc(payload: memoryview) -> dict:
+    """A MEDIA record's entry, counts and edges back as lists (ValueError when malformed)."""
+    _, size = _MEDIA_HEAD.unpack_from(payload)
+    at = _MEDIA_HEAD.size + size
+    if at > len(payload):
+        raise ValueError("media record shorter than its JSON")
+    doc = json.loads(bytes(payload[_MEDIA_HEAD.size:at]).decode("utf-8"))
+    rest = payload[at:]
+    if isinstance(doc, dict) and "bins" in doc:
+        bins, code = doc.pop("bins"), {"int": "q", "float": "d"}.get(doc.pop("counts_as", None))
+        if type(bins) is not int or bins < 0 or code is None or \
+                len(rest) != (16 * bins + 8 if bins else 0):
+            raise ValueError("histogram record of the wrong size")
+        doc["counts"] = _array(code, rest[:8 * bins]).tolist()
+        doc["edges"] = _array("d", rest[8 * bins:]).tolist()
+    elif len(rest):
+        raise ValueError("media record with bytes after its JSON")
+    return doc
 
 
 def key_record(key_id: int, name: str, salt: int = 0) -> bytes:
@@ -303,7 +336,7 @@ class LogReader:
             elif kind == META:
                 self.meta = json.loads(bytes(payload[1:]).decode("utf-8"))
             elif kind == MEDIA:
-                self.media.append(check_media(json.loads(bytes(payload[1:]).decode("utf-8"))))
+                self.media.append(check_media(_media_doc(payload)))
             else:
                 raise ValueError(f"unknown record kind {kind}")
         except Exception as exc:   # any record that makes no sense is counted and skipped

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from .reader import RunReader
 
 INLINE = {"histogram": ("counts", "edges", "min", "max", "sum", "count", "dropped")}
 
 
-@dataclass(frozen=True)
-class MediaEntry:
+class MediaEntry(NamedTuple):
     """One media entry of a run.
 
     key, step, wall_time, kind ("image", "histogram", "text", "table", "audio"); path: the
@@ -30,6 +28,9 @@ class MediaEntry:
     "dropped"}) or the table ({"columns", "kinds", "rows"}), None until loaded for a file;
     caption, width, height (images), sample_rate (audio): None where they do not apply;
     record: the record as written; rank and session: the log it came from.
+
+    A NamedTuple (immutable; `entry._replace(value=...)`): a viewer reads thousands at once,
+    and a frozen dataclass costs five times as much to make.
     """
     key: str
     step: int
@@ -41,7 +42,7 @@ class MediaEntry:
     width: int | None = None
     height: int | None = None
     sample_rate: int | None = None
-    record: dict = field(default_factory=dict, repr=False, compare=False)
+    record: dict = {}
     rank: int = 0
     session: int = 0
 
@@ -68,12 +69,11 @@ def _entry(base: Path, rank: int, session: int, doc: dict) -> MediaEntry:
         value = {name: doc.get(name) for name in INLINE["histogram"]}
     elif kind == "text" and file is None:
         value = doc.get("text") if isinstance(doc.get("text"), str) else ""
-    return MediaEntry(
-        key=doc["key"], step=doc["step"], wall_time=float(doc["wall"]), kind=kind,
-        path=base / file if isinstance(file, str) else None, value=value,
-        caption=_text_or_none(doc.get("caption")), width=_int_or_none(doc.get("width")),
-        height=_int_or_none(doc.get("height")), sample_rate=_int_or_none(doc.get("sample_rate")),
-        record=doc, rank=rank, session=session)
+    return MediaEntry(doc["key"], doc["step"], float(doc["wall"]), kind,
+                      base / file if isinstance(file, str) else None, value,
+                      _text_or_none(doc.get("caption")), _int_or_none(doc.get("width")),
+                      _int_or_none(doc.get("height")), _int_or_none(doc.get("sample_rate")),
+                      doc, rank, session)
 
 
 def load_value(entry: MediaEntry) -> Any:
@@ -94,8 +94,7 @@ def load_value(entry: MediaEntry) -> Any:
 
 def loaded(entries: list[MediaEntry]) -> list[MediaEntry]:
     """The entries with their values loaded (load_value), as nb.read_media returns them."""
-    from dataclasses import replace
-    return [replace(e, value=load_value(e)) if e.value is None and e.kind in ("text", "table") else e
+    return [e._replace(value=load_value(e)) if e.value is None and e.kind in ("text", "table") else e
             for e in entries]
 
 
