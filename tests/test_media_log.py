@@ -260,3 +260,48 @@ def test_a_records_file_name_never_leaves_the_media_folder(tmp_path):
     again = logfile.LogReader(log)
     again.read()
     assert again.stats.bad_records == 1
+
+
+def _media_payloads():
+    from hypothesis import strategies as st
+
+    from nuboard.eventlog import logfile
+    good = [logfile.media_record(doc)[12:-4] for doc in (
+        {"key": "h", "step": 3, "wall": 1.5, "kind": "histogram", "counts": [1, 2], "edges": [0, 1, 2]},
+        {"key": "p", "step": 0, "wall": 2.0, "kind": "image", "file": "media/p/0-0.png", "width": 2},
+        {"key": "t", "step": 1, "wall": 3.0, "kind": "text", "text": "hi"})]
+    flips = st.tuples(st.sampled_from(good), st.lists(st.tuples(st.integers(0, 200), st.integers(0, 255)),
+                                                      max_size=4))
+    return st.one_of(flips.map(lambda g: bytes(_flipped(*g))), st.binary(max_size=300).map(lambda b: b"\x04" + b))
+
+
+def _flipped(payload: bytes, changes: list) -> bytearray:
+    out = bytearray(payload)
+    for at, value in changes:
+        out[at % len(out)] = value
+    return out
+
+
+def test_any_media_payload_is_an_entry_that_checks_out_or_a_bad_record(tmp_path):
+    """A MEDIA frame whose payload is anything (well framed, so the CRCs pass): the reader
+    never raises, and an entry it keeps has a known kind, an int step and a file under media/."""
+    from hypothesis import given, settings
+
+    from nuboard.eventlog import logfile
+
+    @settings(max_examples=4 * settings.default.max_examples)
+    @given(payload=_media_payloads())
+    def check(payload):
+        log = tmp_path / "events.r0.s0.log"
+        log.write_bytes(logfile.FILE_HEADER + logfile.frame(payload))
+        reader = logfile.LogReader(log)
+        reader.read()
+        assert reader.stats.records == 1 and len(reader.media) + reader.stats.bad_records == 1
+        for doc in reader.media:
+            assert doc["kind"] in logfile.MEDIA_KINDS and type(doc["step"]) is int
+            assert "file" not in doc or (doc["file"].startswith("media/") and ".." not in doc["file"].split("/"))
+            if doc["kind"] == "histogram":
+                assert len(doc["edges"]) in (0, len(doc["counts"]) + 1)
+            assert doc["kind"] not in ("image", "table", "audio") or isinstance(doc["file"], str)
+
+    check()

@@ -369,6 +369,12 @@ def check_media(doc: object) -> dict:
     file = doc.get("file")
     if file is not None and not _inside_media(file):
         raise ValueError("media record naming a file outside media/")
+    if kind == "histogram" and not (isinstance(doc.get("counts"), list) and isinstance(doc.get("edges"), list)):
+        raise ValueError("histogram record without its counts and edges")
+    if kind == "text" and not isinstance(doc.get("text"), str) and file is None:
+        raise ValueError("text record with neither text nor a file")
+    if kind in ("image", "table", "audio") and file is None:
+        raise ValueError(f"{kind} record without a file")
     cells = doc.get("cells")
     if cells is not None and not (isinstance(cells, list) and all(_inside_media(c) for c in cells)):
         raise ValueError("media record naming a cell file outside media/")
