@@ -16,8 +16,9 @@ checks out, and resynchronising after a damaged record cannot return points nobo
 Kinds: META (JSON: rank, session, run id, pid, start time), KEY (u32 key id + UTF-8 name),
 POINTS (u32 key id, u32 count, u8 step mode, steps, then count f64 wall times and
 count f64 values) and MEDIA (u32 length, JSON of one media entry, {"key", "step", "wall",
-"kind", ...}, then a histogram's counts and edges as arrays; docs/events.md lists the fields). Step mode 1 stores an arithmetic run of steps as start and stride;
-mode 0 stores every step as an i64. Numbers are little-endian.
+"kind", ...}, then a histogram's counts and edges as arrays; docs/events.md lists the
+fields). Step mode 1 stores an arithmetic run of steps as start and stride; mode 0 stores
+every step as an i64. Numbers are little-endian.
 
 The reader returns every complete, valid frame. A frame that fails its checks is a torn
 tail when no valid frame follows it (a write cut short: the normal end of a killed
