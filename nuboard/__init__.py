@@ -122,7 +122,7 @@ def media(project, keys=None, query=None, rank=0, dir=None):
 
         table = nb.media("vision", keys=["val/samples"], query="tag:baseline")
 
-    Args are those of nb.history (keys are media keys, globs allowed). docs/api.md lists the
+    Args are those of nb.history (keys are media keys, globs allowed). docs/tables.md lists the
     columns.
     """
     return importlib.import_module("nuboard.tables.media_table").media(project, keys, query, rank, dir)
