@@ -305,3 +305,34 @@ def test_any_media_payload_is_an_entry_that_checks_out_or_a_bad_record(tmp_path)
             assert doc["kind"] not in ("image", "table", "audio") or isinstance(doc["file"], str)
 
     check()
+
+
+def test_a_full_media_queue_makes_run_log_wait_and_loses_nothing(tmp_path):
+    """While the media thread cannot append (the log's writer lock is held, as by a long
+    write to a slow disk), run.log queues MAX_ENTRIES entries and then waits; once the writer
+    goes on, every entry is stored."""
+    import threading
+
+    from nuboard.recording.media_queue import MAX_ENTRIES
+    run = nb.init("media", dir=tmp_path, **QUIET)
+    pic = rgb(8, 8)
+    done = []
+
+    def log_many():
+        for step in range(MAX_ENTRIES + 20):
+            run.log({"pic": nb.Image(pic)}, step=step)
+            done.append(step)
+
+    with run._writer._lock:
+        worker = threading.Thread(target=log_many, daemon=True)
+        worker.start()
+        deadline = time.monotonic() + 20
+        while len(done) < MAX_ENTRIES - 1 and time.monotonic() < deadline:
+            worker.join(0.01)
+        worker.join(0.3)                        # room for one more call, were there any
+        assert worker.is_alive()                # run.log waits for room
+        assert MAX_ENTRIES - 1 <= len(done) <= MAX_ENTRIES
+    worker.join(20)
+    assert not worker.is_alive() and len(done) == MAX_ENTRIES + 20
+    run.finish()
+    assert [e.step for e in nb.read_media(run.path)] == list(range(MAX_ENTRIES + 20))
