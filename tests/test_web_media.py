@@ -68,6 +68,7 @@ def served(tmp_path_factory):
     os.mkfifo(media / "pipe.png")
     with Viewer(root) as viewer:
         viewer.a, viewer.b, viewer.plain = a.name, Path(other.path).name, Path(plain.path).name
+        viewer.folder_a = a
         yield viewer
 
 
@@ -305,3 +306,21 @@ def test_the_panels_are_listed_from_either_catalog(backend, root):
                                                                        ("val/samples", "image")]
         html = viewer.get(f"/p/llm/.run/{Path(run.path).name}?tab=media").text
         assert html.count('class="media-panel ') == 2
+
+
+def test_the_files_tab_previews_a_png_and_never_a_fake_one(served):
+    """A PNG under the run's files shows as a picture (served inline as image/png, nosniff);
+    a .png that holds HTML shows no picture, and its inline URL is still an attachment."""
+    base = f"/p/llm/.run/{served.a}/files/media"
+    real = next(p for p in os.listdir(served.folder_a / "media" / "val" / "samples") if p.endswith(".png"))
+    page = served.get(f"{base}/val/samples/{real}")
+    assert page.status == 200 and 'class="file-image"' in page.text and "A binary file" not in page.text
+    shown = served.get(f"{base}/val/samples/{real}?inline=1")
+    assert shown.status == 200 and shown.headers["content-type"] == "image/png"
+    assert shown.headers["x-content-type-options"] == "nosniff"
+    assert shown.headers["content-disposition"].startswith("inline") and shown.body.startswith(b"\x89PNG")
+    fake = served.get(f"{base}/fake.png")
+    assert 'class="file-image"' not in fake.text and "&lt;script&gt;" in fake.text
+    sent = served.get(f"{base}/fake.png?inline=1")
+    assert sent.headers["content-type"] == "application/octet-stream"
+    assert sent.headers["content-disposition"].startswith("attachment")

@@ -3,6 +3,8 @@
 Every path is checked by `containment` on its decoded real path, and files are opened from
 the run folder one segment at a time without following links. Downloads are attachments with
 `nosniff` and a CSP that runs nothing, so an .html or .svg a run saved is never rendered.
+A PNG, JPEG or WAV whose first bytes agree with its extension (media_files.content_type) is
+previewed: shown from `?inline=1`, sent as its own type with the same nosniff and CSP.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from nuboard.files import layout
 from . import security
 from .containment import OutsideError, clean_parts, is_regular, open_inside, resolve_inside
 from .context import is_fragment, load_project, root_dir, tab_overview, wants_json
+from .media_files import content_type
 from .run_colours import project_colours
 
 files = Blueprint("files", __name__)
@@ -115,13 +118,17 @@ def browse(project: str, run_id: str, sub: str = ""):
                                run_colour=_run_colour(project, run_id))
     if request.args.get("download") == "1":
         return _download(base, real)
+    if request.args.get("inline") == "1":
+        return _download(base, real, inline=True)
     fd = _open(base, real)
     with os.fdopen(fd, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         head = fh.read(PREVIEW_LIMIT)
-    text = None if b"\x00" in head[:8192] else head.decode("utf-8", errors="replace")
+    shown = content_type(real.name, head[:16])
+    shown = shown if shown is not None and not shown.startswith("text/") else None
+    text = None if shown or b"\x00" in head[:8192] else head.decode("utf-8", errors="replace")
     info = {"path": "/".join(clean_parts(sub)), "size": size, "text": text,
-            "cut": size > PREVIEW_LIMIT}
+            "cut": size > PREVIEW_LIMIT, "media_type": shown}
     if wants_json():
         return info
     return render_template("run.html", project=project, run=tab_overview(project, run_id),
@@ -155,9 +162,16 @@ def _open(base: Path, real: Path) -> int:
     return fd
 
 
-def _download(base: Path, real: Path) -> Response:
+def _download(base: Path, real: Path, inline: bool = False) -> Response:
+    """The file as an attachment; with inline, as its own type where it is a PNG, JPEG or WAV
+    whose first bytes agree (content_type), else as the attachment still."""
     fd = _open(base, real)
     size = os.fstat(fd).st_size
+    shown = None
+    if inline:
+        head = os.pread(fd, 16, 0)
+        shown = content_type(real.name, head)
+        shown = shown if shown is not None and not shown.startswith("text/") else None
 
     def chunks():
         with os.fdopen(fd, "rb") as fh:
@@ -169,10 +183,11 @@ def _download(base: Path, real: Path) -> Response:
 
     name = real.name
     ascii_name = "".join(c if 32 < ord(c) < 127 and c not in '"\\;' else "_" for c in name)
-    response = Response(chunks(), mimetype="application/octet-stream")
+    response = Response(chunks(), mimetype=shown or "application/octet-stream")
     response.headers["Content-Length"] = str(size)
     response.headers["Content-Disposition"] = (
-        f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name, safe='')}")
+        f"{'inline' if shown else 'attachment'}; filename=\"{ascii_name}\"; "
+        f"filename*=UTF-8''{quote(name, safe='')}")
     response.headers["Content-Security-Policy"] = security.DOWNLOAD_CSP
     response.headers["Cache-Control"] = "no-store"
     return response
