@@ -188,7 +188,7 @@
   function applyHiddenRuns(root) {
     var off = {};
     $$(".legend-runs li.off[data-run]").forEach(function (li) { off[li.dataset.run] = true; });
-    $$(".media-run[data-run]", root).forEach(function (cell) { cell.hidden = !!off[cell.dataset.run]; });
+    $$(".media-run[data-run], .media-run-absent[data-run]", root).forEach(function (cell) { cell.hidden = !!off[cell.dataset.run]; });
   }
 
   /* ---- wiring ---- */

@@ -324,3 +324,10 @@ def test_the_files_tab_previews_a_png_and_never_a_fake_one(served):
     sent = served.get(f"{base}/fake.png?inline=1")
     assert sent.headers["content-type"] == "application/octet-stream"
     assert sent.headers["content-disposition"].startswith("attachment")
+
+
+def test_a_run_that_never_logged_the_key_is_one_line_not_an_empty_cell(served):
+    html = panel(served, "val/samples", served.a, served.plain, api=False)
+    assert f'class="media-run" data-run="{served.a}"' in html
+    assert f'class="media-run" data-run="{served.plain}"' not in html
+    assert "Not logged by" in html and f'class="media-run-absent" data-run="{served.plain}"' in html
