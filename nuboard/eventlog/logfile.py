@@ -408,9 +408,10 @@ def _arithmetic(start: int, stride: int, n: int) -> array:
 
     # Arrays and scalars made from buffers: pa.scalar and pa.array of Python values import
     # pandas (0.3 to 0.5 s) the first time, which the viewer's first chart would wait for.
-    strides = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(array("q", [stride]) * n)])
-    first = pa.Array.from_buffers(pa.int64(), 1, [None, pa.py_buffer(array("q", [start - stride]))])[0]
-    ramp = pc.cumulative_sum(strides, start=first)
+    def scalar(value: int):
+        return pa.Array.from_buffers(pa.int64(), 1, [None, pa.py_buffer(array("q", [value]))])[0]
+
+    ramp = pc.cumulative_sum(pa.repeat(scalar(stride), n), start=scalar(start - stride))
     out = array("q")
     out.frombytes(memoryview(ramp.buffers()[1])[ramp.offset * 8:(ramp.offset + n) * 8])
     return out
