@@ -44,8 +44,10 @@ def tensorboard(logdir: Path, project: str, dry_run: bool, as_json: bool, root: 
     """Import every folder under LOGDIR that holds events.out.tfevents.* files as one run,
     named after the folder.
 
-    Every scalar point is kept with its step and wall time; the HParams plugin's values are
-    the config; the run starts and ends with its events, status finished. Runs imported
+    Every scalar point is kept with its step and wall time, and so are images (the PNGs as
+    stored), histograms and text; the HParams plugin's values are the config; the run starts
+    and ends with its events, status finished. Audio and other plugins are left out, with a
+    note per kind. Runs imported
     before are left as they are. A progress bar on a terminal, then one line: what was
     imported and what was there already.
 
@@ -71,7 +73,9 @@ def mlflow(tracking_uri: str, experiment: str | None, artifacts: bool, project: 
     (no MLFLOW_ALLOW_FILE_STORE needed) or a tracking server's URL.
 
     Each run keeps its params (the config), tags, status, times and the full history of
-    every metric; the experiment is its group. Runs imported before are left as they are,
+    every metric; log_image images (per key and step), log_table tables and log_text text
+    (at step 0) come from a local artifact folder; the experiment is its group. Runs
+    imported before are left as they are,
     except a run that was still RUNNING and has ended since, which is imported again. A
     progress bar on a terminal, then one line: what was imported and what was there already.
 
