@@ -7,28 +7,23 @@ are dictionary arrays: each run's chunk holds only integer codes into one shared
 """
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
-import time
 from pathlib import Path
-from typing import Callable, Iterable, NamedTuple
+from typing import Iterable, NamedTuple
 
 import pyarrow as pa
 
 from nuboard.eventlog.parquet import ParquetChangedError, current_parquet_meta, read_table
-from nuboard.eventlog.source import check_keys, check_rank, rank_scalars
+from nuboard.eventlog.source import rank_scalars
 from nuboard.files import layout
-from nuboard.files.names import check_project
 
-from .project import check_query, project_root, synced_catalog
+from .project import matching_runs
 
 _NAMES = pa.dictionary(pa.int32(), pa.string())
 HISTORY_SCHEMA = pa.schema([("project", _NAMES), ("run_id", _NAMES), ("rank", pa.int32()),
                             ("key", _NAMES), ("step", pa.int64()), ("wall_time", pa.float64()),
                             ("value", pa.float64())])
 """The columns of nb.history's table, in order."""
-_GLOB = re.compile(r"[*?\[]")
 
 
 class _Chunk(NamedTuple):
@@ -37,20 +32,6 @@ class _Chunk(NamedTuple):
     run: int
     keys: pa.Array
     columns: list
-
-
-def key_matcher(keys: "str | Iterable[str] | None") -> Callable[[str], bool] | None:
-    """A test of scalar names for `keys` (None: every name): a name matches an entry that
-    equals it, or that is a glob (with *, ? or [...], case-sensitive; * crosses '/') it matches."""
-    keys = check_keys(keys)
-    if keys is None:
-        return None
-    exact = frozenset(keys)
-    globs = [fnmatch.translate(k) for k in keys if _GLOB.search(k)]
-    if not globs:
-        return exact.__contains__
-    pattern = re.compile("|".join(f"(?:{g})" for g in globs))
-    return lambda name: name in exact or pattern.match(name) is not None
 
 
 def _parquet_points(run_dir: Path, rank: int, match, codes: dict[str, int]) -> _Chunk | None:
@@ -146,22 +127,14 @@ def assemble(project: str, run_ids: list[str], rank: int, chunks: list[_Chunk],
 def history(project: str, keys: "str | Iterable[str] | None" = None, query: str | None = None,
             rank: int = 0, dir: "str | os.PathLike[str] | None" = None) -> pa.Table:
     """Every point of the matching runs' scalars (nuboard.history has the docs)."""
-    now = time.time()
-    match = key_matcher(keys)
-    rank = check_rank(rank)
-    project = check_project(project)
-    root = project_root(project, dir)
-    query = check_query(query, now)
-    from nuboard.catalog.run_reads import find_runs
-
-    with synced_catalog(root, project) as catalog:
-        run_ids = [r["run_id"] for r in find_runs(catalog, query, now=now, fields=("run_id",))]
+    with matching_runs(project, keys, query, rank, dir) as (found, _):
+        pass
     codes: dict[str, int] = {}
     chunks = []
-    for i, run_id in enumerate(run_ids):
-        run_dir = layout.run_dir(root, project, run_id)
+    for i, run_id in enumerate(found.run_ids):
+        run_dir = layout.run_dir(found.root, found.project, run_id)
         try:
-            chunks.append(run_points(run_dir, rank, match, codes)._replace(run=i))
+            chunks.append(run_points(run_dir, found.rank, found.match, codes)._replace(run=i))
         except FileNotFoundError:
             continue                                 # removed since the sync
-    return assemble(project, run_ids, rank, chunks, codes)
+    return assemble(found.project, found.run_ids, found.rank, chunks, codes)

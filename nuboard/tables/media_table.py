@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from typing import Iterable
 
 import pyarrow as pa
 
 from nuboard.eventlog.media_read import MediaEntry, load_value, rank_media
-from nuboard.eventlog.source import check_rank
 from nuboard.files import layout
-from nuboard.files.names import check_project
 
-from .history import key_matcher
-from .project import check_query, project_root, synced_catalog
+from .project import matching_runs
 
 _NAMES = pa.dictionary(pa.int32(), pa.string())
 MEDIA_SCHEMA = pa.schema([
@@ -48,24 +44,16 @@ def value_text(entry: MediaEntry) -> str | None:
 def media(project: str, keys: "str | Iterable[str] | None" = None, query: str | None = None,
           rank: int = 0, dir: "str | os.PathLike[str] | None" = None) -> pa.Table:
     """Every media entry of the matching runs (nuboard.media has the docs)."""
-    now = time.time()
-    match = key_matcher(keys)
-    rank = check_rank(rank)
-    project = check_project(project)
-    root = project_root(project, dir)
-    query = check_query(query, now)
     from nuboard.catalog.media_reads import media_keys
-    from nuboard.catalog.run_reads import find_runs
-
-    with synced_catalog(root, project) as catalog:
-        run_ids = [r["run_id"] for r in find_runs(catalog, query, now=now, fields=("run_id",))]
-        logged = media_keys(catalog, run_ids, rank)
+    with matching_runs(project, keys, query, rank, dir) as (found, catalog):
+        logged = media_keys(catalog, found.run_ids, found.rank)
+    match, rank, run_ids = found.match, found.rank, found.run_ids
     rows: dict[str, list] = {f.name: [] for f in MEDIA_SCHEMA}
     for run_id in run_ids:
         wanted = [k for k in logged[run_id] if match is None or match(k)]
         if not wanted:
             continue
-        for e in rank_media(layout.run_dir(root, project, run_id), rank, wanted):
+        for e in rank_media(layout.run_dir(found.root, found.project, run_id), rank, wanted):
             for name, value in (("run_id", run_id), ("key", e.key), ("step", e.step),
                                 ("wall_time", e.wall_time), ("kind", e.kind),
                                 ("path", None if e.path is None else str(e.path)),

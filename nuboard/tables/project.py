@@ -3,13 +3,19 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import fnmatch
 import os
+import re
+import time
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from nuboard.errors import NuBoardError
+from nuboard.eventlog.source import check_keys, check_rank
 from nuboard.files import layout
 from nuboard.files.names import check_project
+
+_GLOB = re.compile(r"[*?\[]")
 
 
 class ProjectNotFoundError(NuBoardError, ValueError):
@@ -58,3 +64,44 @@ def synced_catalog(root: Path, project: str) -> Iterator:
     with Catalog(root, project) as catalog:
         sync(catalog)
         yield catalog
+
+
+def key_matcher(keys: "str | Iterable[str] | None") -> Callable[[str], bool] | None:
+    """A test of names for `keys` (None: every name): a name matches an entry that equals it,
+    or that is a glob (with *, ? or [...], case-sensitive; * crosses '/') it matches."""
+    keys = check_keys(keys)
+    if keys is None:
+        return None
+    exact = frozenset(keys)
+    globs = [fnmatch.translate(k) for k in keys if _GLOB.search(k)]
+    if not globs:
+        return exact.__contains__
+    pattern = re.compile("|".join(f"(?:{g})" for g in globs))
+    return lambda name: name in exact or pattern.match(name) is not None
+
+
+class Matching(NamedTuple):
+    """What nb.history and nb.media read: the root, the project, the test of key names (None:
+    all), the rank, and the run ids the query matched, newest first."""
+    root: Path
+    project: str
+    match: Callable[[str], bool] | None
+    rank: int
+    run_ids: list[str]
+
+
+@contextlib.contextmanager
+def matching_runs(project: object, keys: object, query: object, rank: object,
+                  dir: "str | os.PathLike[str] | None") -> Iterator[tuple[Matching, object]]:
+    """Every argument checked before a catalog is opened, then the synced catalog and the runs
+    the query matches: (Matching, catalog), the catalog open for the block."""
+    from nuboard.catalog.run_reads import find_runs
+    now = time.time()
+    match = key_matcher(keys)                          # type: ignore[arg-type]
+    rank = check_rank(rank)
+    project = check_project(project)
+    root = project_root(project, dir)
+    query = check_query(query, now)
+    with synced_catalog(root, project) as catalog:     # type: ignore[arg-type]
+        run_ids = [r["run_id"] for r in find_runs(catalog, query, now=now, fields=("run_id",))]
+        yield Matching(root, project, match, rank, run_ids), catalog     # type: ignore[arg-type]
