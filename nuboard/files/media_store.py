@@ -18,7 +18,7 @@ import os
 import re
 from pathlib import Path
 
-from .jsonfile import TEMP_PREFIX
+from .jsonfile import TEMP_PREFIX, write_bytes_atomic
 
 MEDIA = "media"
 _PLAIN = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\- ]{0,99}\Z")
@@ -43,52 +43,14 @@ def store(run_dir: Path, key: str, stem: str, ext: str, data: bytes) -> str:
     folder = key_folder(key)
     where = Path(run_dir) / folder
     where.mkdir(parents=True, exist_ok=True)
-    tmp = where / f"{TEMP_PREFIX}{stem}.{ext}.{os.getpid()}.{os.urandom(3).hex()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        n = 0
-        while True:
-            name = f"{stem}-{n}.{ext}"
-            try:
-                os.link(tmp, where / name)
-                return f"{folder}/{name}"
-            except FileExistsError:
-                n += 1
-            except OSError:              # a file system without hard links: an exclusive create
-                if _copy_new(data, where / name):
-                    return f"{folder}/{name}"
-                n += 1
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-
-
-def _copy_new(data: bytes, path: Path) -> bool:
-    """Write data to a new file at path (False when a file is there already)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
-    except FileExistsError:
-        return False
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    except OSError:
-        os.close(fd)
-        os.unlink(path)
-        raise
-    os.close(fd)
-    return True
+    n = 0
+    while True:
+        name = f"{stem}-{n}.{ext}"
+        try:                            # whole under a temp name, then linked: never over a file
+            write_bytes_atomic(where / name, data, exclusive=True)
+            return f"{folder}/{name}"
+        except FileExistsError:
+            n += 1
 
 
 def link_or_copy(source: Path, target: Path) -> None:
