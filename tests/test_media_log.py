@@ -336,3 +336,28 @@ def test_a_full_media_queue_makes_run_log_wait_and_loses_nothing(tmp_path):
     assert not worker.is_alive() and len(done) == MAX_ENTRIES + 20
     run.finish()
     assert [e.step for e in nb.read_media(run.path)] == list(range(MAX_ENTRIES + 20))
+
+
+def test_a_full_disk_drops_and_counts_media_and_training_goes_on(tmp_path):
+    """On a 512 KiB disk, images that do not fit are dropped and counted (one warning); the
+    loop goes on, and every entry named in the log has its whole file."""
+    import warnings
+
+    from helpers import small_tmpfs
+    with small_tmpfs(tmp_path / "tiny", "512k") as disk:
+        noise = np.random.default_rng(3)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            run = nb.init("p", dir=disk, **QUIET)
+            for step in range(60):                       # ~12 KB a PNG of noise: 720 KB in all
+                run.log({"loss": float(step), "pic": nb.Image(noise.integers(0, 256, (64, 64, 3), np.uint8))},
+                        step=step)
+            run.finish()
+        media_warnings = [w for w in seen if "media are being dropped" in str(w.message)]
+        assert len(media_warnings) == 1, [str(w.message) for w in seen]
+        assert run.dropped_media > 0
+        entries = nb.read_media(run.path)
+        assert 0 < len(entries) == 60 - run.dropped_media
+        for e in entries:
+            with PIL.open(e.path) as im:
+                im.load()
