@@ -361,3 +361,33 @@ def test_a_full_disk_drops_and_counts_media_and_training_goes_on(tmp_path):
         for e in entries:
             with PIL.open(e.path) as im:
                 im.load()
+
+
+FORKING = """
+import os, json, numpy as np, nuboard as nb
+run = nb.init("fork", run_name="f", {quiet})
+for step in range(30):                                   # queued: the media thread is busy
+    run.log({{"pic": nb.Image(np.full((128, 128, 3), step, np.uint8))}}, step=step)
+pid = os.fork()
+if pid == 0:
+    run.log({{"pic": nb.Image(np.zeros((4, 4), np.uint8)), "child/note": "from the child"}}, step=99)
+    run.flush()
+    run.finish()
+    os._exit(0)
+_, status = os.waitpid(pid, 0)
+run.log({{"pic": nb.Image(np.full((8, 8), 7, np.uint8))}}, step=30)
+run.finish()
+print(json.dumps({{"path": str(run.folder), "child": os.waitstatus_to_exitcode(status)}}))
+"""
+
+
+def test_a_forked_child_never_writes_the_parents_media(tmp_path):
+    import json as json_module
+
+    from helpers import QUIET_ARGS, run_child
+    done = run_child(FORKING.format(quiet=QUIET_ARGS), NUBOARD_DIR=str(tmp_path))
+    out = json_module.loads(done.stdout.strip().splitlines()[-1])
+    assert out["child"] == 0
+    entries = nb.read_media(out["path"])
+    assert [(e.key, e.step) for e in entries] == [("pic", s) for s in range(31)]
+    assert len(list(Path(out["path"]).rglob("*.png"))) == 31            # no file of the child's

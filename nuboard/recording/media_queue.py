@@ -82,10 +82,12 @@ class MediaQueue:
             self._thread.join(timeout=30)
 
     def abandon(self) -> None:
-        """In a forked child: forget the queue without storing it."""
-        with self._cond:
-            self._items.clear()
-            self._stop = True
+        """In a forked child: forget the queue without storing it. No lock is taken: the
+        parent's media thread may have held it at the fork, and it is not in the child."""
+        self._items = collections.deque()
+        self._cond = threading.Condition()
+        self._thread = None
+        self._stop = True
 
     # -- the media thread --------------------------------------------------------------------
     def _loop(self) -> None:
