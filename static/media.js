@@ -2,8 +2,9 @@
    _media_*.html, nuboard/web/media_panels.py). The server renders each panel and, as its step
    slider moves, what each run shows at that step (htmx); this file draws what needs a canvas:
    a histogram key's distribution over steps (shaded percentile bands, uPlot) and a step's
-   histogram (bars), shows the slider's step as it moves, opens an image at full size, and
-   hides panels the Charts page's filter box leaves out. Text reaches the DOM as textContent;
+   histogram (bars), shows the slider's step as it moves, opens an image at full size,
+   hides panels the Charts page's filter box leaves out, and asks again for the panels of
+   runs that still run. Text reaches the DOM as textContent;
    no inline scripts (the CSP allows only files). */
 (function () {
   "use strict";
@@ -216,6 +217,33 @@
   document.addEventListener("click", function (ev) {   // a click outside the picture closes it
     if (ev.target.matches && ev.target.matches("dialog.media-viewer")) ev.target.close();
   });
-  document.addEventListener("htmx:load", function (ev) { enhance(ev.detail.elt); });
+  /* ---- live: while a run runs, a panel whose slider is at its last step (or that has no
+     slider yet) is asked for again, so new steps and new entries show up ---- */
+
+  var LIVE_EVERY = 5000;
+  var liveTimer = null;
+
+  function atLastStep(inner) {
+    var slider = $(".media-slider input[type=range]", inner);
+    return !slider || Number(slider.value) === Number(slider.max);
+  }
+
+  function refreshLive() {
+    liveTimer = null;
+    var live = $$(".media-inner[data-live='1'][data-src]");
+    live.forEach(function (inner) {
+      if (!atLastStep(inner) || inner.closest("[hidden]") || !window.htmx) return;
+      window.htmx.ajax("GET", inner.dataset.src, { target: inner, swap: "outerHTML" });
+    });
+    if (live.length) liveTimer = window.setTimeout(refreshLive, LIVE_EVERY);
+  }
+
+  function watchLive() {
+    if (liveTimer === null && $(".media-inner[data-live='1']")) {
+      liveTimer = window.setTimeout(refreshLive, LIVE_EVERY);
+    }
+  }
+
+  document.addEventListener("htmx:load", function (ev) { enhance(ev.detail.elt); watchLive(); });
   document.addEventListener("DOMContentLoaded", function () { enhance(document); applyFilter(); });
 })();

@@ -160,3 +160,38 @@ def test_audio_is_a_player_that_loads_and_long_text_is_folded(page, site):
     assert essay.locator("details.media-text pre").inner_text().count("more words") == 50
     shot(page, "media-run-tab")
     assert not errors
+
+
+def test_a_panel_of_a_running_run_shows_new_steps_without_a_reload(page, tmp_path):
+    """While a run runs, a panel whose slider is at its last step asks again (every 5 s):
+    images logged after the page opened appear, and the slider reaches them."""
+    import time
+
+    root = tmp_path / "experiments"
+    run = nb.init("llm", dir=root, run_name="live", **QUIET)
+    for step in (0, 1):
+        run.log({"val/samples": nb.Image(np.full((8, 8, 3), 40 * step, np.uint8))}, step=step)
+    run.flush()
+    proc, url = serve(root)
+    try:
+        errors = watch_errors(page)
+        page.goto(f"{url}/p/llm/.charts?runs={run.id}")
+        panel = open_panel(page, url, "val/samples")
+        slider = panel.locator(".media-slider input[type=range]")
+        assert slider.get_attribute("max") == "1"
+        assert panel.locator(".media-inner").get_attribute("data-live") == "1"
+        for step in (2, 3):
+            run.log({"val/samples": nb.Image(np.full((8, 8, 3), 200, np.uint8))}, step=step)
+        run.flush()
+        started = time.monotonic()
+        page.wait_for_function(
+            """() => { const s = document.querySelector('.media-panel[data-key="val/samples"] '
+                                                         + '.media-slider input[type=range]');
+                       return s && s.max === '3'; }""", timeout=20000)
+        assert time.monotonic() - started < 15
+        assert panel.locator(".media-run-step").inner_text() == "step 3"
+        assert not errors
+    finally:
+        shutdown(proc)
+        if run.status == "running":
+            run.finish()

@@ -87,12 +87,14 @@ def existing_runs(project: str, ids: list[str]) -> list[str]:
 
 def _runs(project: str) -> list[dict]:
     """The runs asked for (?runs=, as the Charts page takes them) that have a folder here,
-    each {"id", "label", "colour"}; the catalog names them (a run it does not hold yet: its id)."""
+    each {"id", "label", "colour", "live"}; the catalog names them (a run it does not hold yet:
+    its id) and says which still run (live: the panel asks again while one does)."""
     ids = existing_runs(project, chosen_runs(project))
-    rows = run_reads.runs_by_id(project_catalog(), ids, ("run_id", "name"))
+    rows = run_reads.runs_by_id(project_catalog(), ids, ("run_id", "name", "status"))
     colours = project_colours(project)
     return [{"id": r, "label": run_label(r, (rows.get(r) or {}).get("name")),
-             "colour": colours.run(r)} for r in ids]
+             "colour": colours.run(r), "live": (rows.get(r) or {}).get("status") == "running"}
+            for r in ids]
 
 
 # -- entries as the templates show them -----------------------------------------------------
@@ -165,10 +167,11 @@ def panel_data(project: str, runs: list[dict], key: str, rank: int, *, index: in
             "index": steps.index(index_at) if index_at is not None else None, "runs": cells}
 
 
-def _urls(project: str, runs: list[dict], key: str, rank: int) -> dict:
-    """The panel's URLs (slider, distribution, tables) for its template."""
+def _urls(project: str, runs: list[dict], key: str, rank: int, anchor: str) -> dict:
+    """The panel's URLs (itself at its last step, slider, distribution, tables) for its template."""
     query = {"project": project, "runs": ",".join(r["id"] for r in runs), "key": key, "rank": rank}
-    return {"step": url_for("media.step", **query),
+    return {"panel": url_for("media.panel", **query, anchor=anchor),
+            "step": url_for("media.step", **query),
             "distribution": url_for("media.distribution_json", **query),
             "table": url_for("media.table", project=project, key=key, rank=rank)}
 
@@ -191,9 +194,10 @@ def panel(project: str):
             for n, entry in enumerate(cell["entries"][:1]):
                 entry["table"] = _table(project, cell["run"], key, rank, cell["step"], n)
     template = "_media_step.html" if request.endpoint == "media.step" else "_media_panel.html"
+    anchor = _anchor()
     return render_template(template, project=project, panel=data,
-                           urls=_urls(project, runs, key, rank),
-                           anchor=_anchor())
+                           urls=_urls(project, runs, key, rank, anchor), anchor=anchor,
+                           live=any(r["live"] for r in runs))
 
 
 def _anchor() -> str:
