@@ -15,7 +15,10 @@
   var SYNC_KEY = "nuboard-charts";
   var UNSYNCED = { mousedown: 1, mouseup: 1, dblclick: 1 };
   var TIP_ROWS = 16;
-  var DEFAULTS = { x: "step", rank: "0", smoothing: 0, log: false, outliers: false, group: "" };
+  var DEFAULTS = { x: "step", rank: "0", smoothing: 0, log: false, outliers: false, group: "", then: "",
+                   agg: "mean", band: "minmax" };
+  var AGGS = { mean: 1, median: 1 };
+  var BANDS = { minmax: 1, std: 1, stderr: 1, none: 1 };
   var charts = [];
   var state = null;
   var pins = [];
@@ -170,9 +173,11 @@
     var grouped = payload.groups && payload.groups.length;
     if (grouped) {
       payload.groups.forEach(function (g) {
-        var key = "g:" + g.value, colour = g.colour || "#7f7f7f";
-        var mean = smooth(g.mean, state.smoothing);
-        var lo = g.min, hi = g.max;
+        var key = "g:" + JSON.stringify(g.value), colour = g.colour || "#7f7f7f";
+        var centre = g[state.agg] || g.mean;
+        var spread = bandOf(g, centre);
+        var mean = smooth(centre, state.smoothing);
+        var lo = spread[0], hi = spread[1];
         if (state.log) {
           var pos = function (v) { return v !== null && v > 0 ? v : null; };
           mean = mean.map(pos); lo = lo.map(pos); hi = hi.map(pos);
@@ -206,6 +211,25 @@
        (the default keeps the lone null, and uPlot draws on across the holes) */
     var nullModes = tables.map(function (t) { return t.map(function (_c, i) { return i ? 2 : 0; }); });
     return { data: uPlot.join(tables, nullModes), meta: meta, bands: bands, groupKeys: keys };
+  }
+
+  /* the band around a group's centre line, as the page's band choice says: [low, high] */
+  function bandOf(g, centre) {
+    if (state.band === "none") return [g.x.map(function () { return null; }), g.x.map(function () { return null; })];
+    if (state.band === "minmax" || !g.std) return [g.min, g.max];
+    var lo = [], hi = [];
+    centre.forEach(function (c, i) {
+      var sd = g.std[i], n = g.n ? g.n[i] : null;
+      var d = sd === null || sd === undefined || c === null ? null
+        : (state.band === "stderr" ? (n ? sd / Math.sqrt(n) : null) : sd);
+      lo.push(d === null ? null : c - d);
+      hi.push(d === null ? null : c + d);
+    });
+    return [lo, hi];
+  }
+
+  function groupList() {
+    return [state.group, state.then].filter(function (k, i, all) { return k && all.indexOf(k) === i; });
   }
 
   function strokeFor(m) {
@@ -392,7 +416,9 @@
     var plot = new uPlot(opts, built.data, plotEl);
     chart.plot = plot;
     $(".u-over", plot.root).addEventListener("mouseleave", function () { chart.tip.hidden = true; });
-    if (built.groupKeys.length && chart.payload.grouped_by === state.group) groupLegend(built.groupKeys);
+    if (built.groupKeys.length && JSON.stringify(chart.payload.grouped_by) === JSON.stringify(groupList())) {
+      groupLegend(built.groupKeys);
+    }
     describe(chart, note);
   }
 
@@ -411,7 +437,7 @@
     var want = zoom ? zoom.slice() : null;
     var params = new URLSearchParams({ name: chart.name, runs: root.dataset.runs, x: state.x,
                                        rank: state.rank, buckets: String(chart.buckets()) });
-    if (state.group) params.set("group", state.group);
+    groupList().forEach(function (k) { params.append("group", k); });
     if (want) { params.set("lo", want[0]); params.set("hi", want[1]); }
     var seq = ++chart.seq;
     chart.el.dataset.asked = want ? want.join(",") : "";
@@ -552,6 +578,7 @@
     var runs = $(".legend-runs", root), groups = $(".legend-groups", root);
     if (groups) { groups.hidden = !state.group; groups.textContent = ""; }   // the new grouping's only
     if (runs) runs.classList.toggle("grouped", !!state.group);
+    $$(".group-only", root).forEach(function (el) { el.hidden = !state.group; });
   }
 
   /* ---- settings: URL first, then what this project last used, then the defaults ---- */
@@ -568,7 +595,9 @@
         x: state.x, rank: state.rank, smoothing: state.smoothing, log: state.log,
         outliers: state.outliers, pins: pins,
         // a page without the group select (the run page) keeps the Charts page's choice
-        group: $("#group-by") ? state.group : stored().group }));
+        group: $("#group-by") ? state.group : stored().group,
+        then: $("#group-by") ? state.then : stored().then,
+        agg: state.agg, band: state.band }));
     } catch (e) { /* private mode: the URL still keeps them */ }
   }
 
@@ -579,10 +608,11 @@
   function loadSettings() {
     var saved = stored(), url = new URLSearchParams(window.location.search);
     var s = Object.assign({}, DEFAULTS);
-    ["x", "rank", "smoothing", "log", "outliers", "group"].forEach(function (k) {
+    ["x", "rank", "smoothing", "log", "outliers", "group", "then", "agg", "band"].forEach(function (k) {
       if (saved[k] !== undefined && saved[k] !== null) s[k] = saved[k];
     });
-    ["x", "rank", "group"].forEach(function (k) { if (url.has(k)) s[k] = url.get(k); });
+    ["x", "rank", "agg", "band"].forEach(function (k) { if (url.has(k)) s[k] = url.get(k); });
+    if (url.has("group")) { var keys = url.getAll("group"); s.group = keys[0] || ""; s.then = keys[1] || ""; }
     if (url.has("smoothing")) s.smoothing = url.get("smoothing");
     ["log", "outliers"].forEach(function (k) { if (url.has(k)) s[k] = url.get(k) === "1"; });
     s.smoothing = Math.max(0, Math.min(0.99, parseFloat(s.smoothing) || 0));
@@ -590,11 +620,17 @@
     if (!hasOption($("#x-axis"), s.x)) s.x = DEFAULTS.x;
     if (!hasOption($("#rank"), String(s.rank))) s.rank = $("#rank") ? $("#rank").value : "0";
     if (!hasOption($("#group-by"), s.group)) s.group = "";
+    if (!s.group || !hasOption($("#group-then"), s.then)) s.then = "";
+    if (!AGGS[s.agg]) s.agg = DEFAULTS.agg;
+    if (!BANDS[s.band]) s.band = DEFAULTS.band;
     state = s;
     pins = Array.isArray(saved.pins) ? saved.pins.filter(function (p) { return typeof p === "string"; }) : [];
     $("#x-axis").value = s.x;
     if ($("#rank")) $("#rank").value = String(s.rank);
     if ($("#group-by")) $("#group-by").value = s.group;
+    if ($("#group-then")) $("#group-then").value = s.then;
+    if ($("#group-agg")) $("#group-agg").value = s.agg;
+    if ($("#group-band")) $("#group-band").value = s.band;
     $("#smoothing").value = String(s.smoothing);
     $("#log-scale").checked = s.log;
     if ($("#outliers")) $("#outliers").checked = s.outliers;
@@ -608,7 +644,10 @@
       smoothing: parseFloat($("#smoothing").value) || 0,
       log: $("#log-scale").checked,
       outliers: $("#outliers") ? $("#outliers").checked : false,
-      group: $("#group-by") ? $("#group-by").value : ""
+      group: $("#group-by") ? $("#group-by").value : "",
+      then: $("#group-then") && $("#group-by") && $("#group-by").value ? $("#group-then").value : "",
+      agg: $("#group-agg") ? $("#group-agg").value : DEFAULTS.agg,
+      band: $("#group-band") ? $("#group-band").value : DEFAULTS.band
     };
     $("#smoothing-value").textContent = state.smoothing.toFixed(2);
   }
@@ -619,7 +658,10 @@
     params.set("smoothing", String(state.smoothing));
     params.set("log", state.log ? "1" : "0");
     params.set("outliers", state.outliers ? "1" : "0");
-    if (state.group) params.set("group", state.group); else params.delete("group");
+    params.delete("group");
+    groupList().forEach(function (k) { params.append("group", k); });
+    if (state.group && state.agg !== DEFAULTS.agg) params.set("agg", state.agg); else params.delete("agg");
+    if (state.group && state.band !== DEFAULTS.band) params.set("band", state.band); else params.delete("band");
     window.history.replaceState(null, "", window.location.pathname + "?" + params.toString());
   }
 
@@ -714,14 +756,14 @@
     });
     var filter = $("#chart-filter");
     if (filter) filter.addEventListener("input", applyFilter);
-    ["#x-axis", "#rank", "#group-by"].forEach(function (sel) {
+    ["#x-axis", "#rank", "#group-by", "#group-then"].forEach(function (sel) {
       var el = $(sel);
       if (el) el.addEventListener("change", function () {
         readControls(); updateUrl(); save(); showLegends();
         zoomTo(null);                  // another axis, rank or grouping: the whole run again
       });
     });
-    ["#smoothing", "#log-scale", "#outliers"].forEach(function (sel) {
+    ["#smoothing", "#log-scale", "#outliers", "#group-agg", "#group-band"].forEach(function (sel) {
       var el = $(sel);
       if (el) el.addEventListener("input", function () {
         readControls(); updateUrl(); save();

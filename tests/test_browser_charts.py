@@ -352,8 +352,8 @@ def test_charts_follow_the_theme(page, root, make_run):
 
 
 def test_group_by_draws_one_line_per_group_with_a_band(page, root, make_run):
-    for name, group, scale in (("a1", "lr-a", 1.0), ("a2", "lr-a", 1.2), ("b1", "lr-b", 3.0),
-                               ("b2", "lr-b", 3.3)):
+    for name, group, scale in (("a1", "lr-a", 1.0), ("a2", "lr-a", 1.8), ("b1", "lr-b", 3.0),
+                               ("b2", "lr-b", 5.0)):
         make_run("llm", {"train/loss": [(i, scale / (i + 1)) for i in range(50)]}, run_name=name,
                  group=group)
     proc, url = serve(root)
@@ -375,6 +375,20 @@ def test_group_by_draws_one_line_per_group_with_a_band(page, root, make_run):
         page.reload()
         drawn(page, "train/loss")
         assert page.input_value("#group-by") == "group"
+        # the band: min-max by default, none drops its fill; median and the band survive a reload
+        painted = """f => { const c = f.querySelector('canvas'), d = c.getContext('2d')
+            .getImageData(0, 0, c.width, c.height).data; let n = 0;
+            for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; }"""
+        with_band = loss.evaluate(painted)
+        page.select_option("#group-band", "none")
+        page.wait_for_function("new URLSearchParams(location.search).get('band') === 'none'")
+        assert loss.evaluate(painted) < with_band * 0.9
+        page.select_option("#group-agg", "median")
+        page.select_option("#group-band", "stderr")
+        page.reload()
+        drawn(page, "train/loss")
+        assert (page.input_value("#group-agg"), page.input_value("#group-band")) == ("median", "stderr")
+        assert page.locator("#group-band").is_visible()
         assert not errors
     finally:
         shutdown(proc)

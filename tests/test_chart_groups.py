@@ -40,7 +40,7 @@ def test_groups_by_a_config_key_give_exact_mean_min_and_max(root, three):
     a, b, c = three
     with AppViewer(root) as viewer:
         doc = chart(viewer, "llm", three, group="config.optimizer.name")
-    assert doc["series"] == [] and doc["grouped_by"] == "config.optimizer.name"
+    assert doc["series"] == [] and doc["grouped_by"] == ["config.optimizer.name"]
     adam, sgd = doc["groups"]
     assert (adam["label"], adam["value"], adam["runs"], adam["count"]) == ("adam", "adam", [a, b], 2)
     assert adam["x"] == [0.0, 1.0, 2.0]
@@ -180,3 +180,34 @@ def test_the_run_that_logged_most_leads_the_order_not_the_newest(root):
         page = viewer.get(f"/api/p/llm/.charts?runs={evaluation},{train}").json()
     assert [g["group"] for g in page["groups"]] == ["train", "eval"]
     assert [g["names"] for g in page["groups"]][1] == ["eval/loss", "eval/mmlu"]
+
+
+def test_median_std_and_count_per_step_and_groups_of_two_keys(root, make_run):
+    """Each group line carries what every centre and band needs: mean, median (exact), min,
+    max, sample standard deviation and how many runs have a value; ?group= given twice
+    groups by both keys, labelled 'a · b', ordered by each key's value."""
+    import statistics
+
+    losses = {("adam", 1): [1.0, 2.0], ("adam", 2): [2.0, 4.0], ("adam", 3): [9.0, 6.0],
+              ("sgd", 1): [5.0, 5.0]}
+    ids = []
+    for (opt, seed), values in losses.items():
+        config = {"opt": opt, "seed": seed, "bs": 32 if seed < 3 else 64}
+        ids.append(make_run("llm", points={"train/loss": list(enumerate(values))},
+                            run_name=f"{opt}-{seed}", config=config).name)
+    with AppViewer(root) as viewer:
+        one = chart(viewer, "llm", ids, group="config.opt")
+        reply = viewer.get(f"/api/p/llm/.chart?name=train/loss&runs={','.join(ids)}"
+                           "&group=config.opt&group=config.bs")
+        too_many = viewer.get(f"/api/p/llm/.chart?name=train/loss&runs={ids[0]}"
+                              "&group=config.opt&group=config.bs&group=config.seed&group=group")
+    adam = one["groups"][0]
+    assert adam["median"] == [2.0, 4.0] and adam["mean"] == [4.0, 4.0]
+    assert adam["std"] == [statistics.stdev([1.0, 2.0, 9.0]), statistics.stdev([2.0, 4.0, 6.0])]
+    assert adam["n"] == [3, 3] and one["groups"][1]["std"] == [None, None]
+    two = reply.json()
+    assert two["grouped_by"] == ["config.opt", "config.bs"]
+    assert [(g["label"], g["count"]) for g in two["groups"]] == [("adam · 32", 2), ("adam · 64", 1),
+                                                                  ("sgd · 32", 1)]
+    assert two["groups"][0]["value"] == ["adam", 32]
+    assert too_many.status == 400 and "at most 3" in too_many.text

@@ -1,12 +1,16 @@
-"""Grouping on the Charts page: the keys runs can be grouped by, each run's group, and one
-line per group (the mean of its runs, with their min and max) for the chart data endpoint.
+"""Grouping on the Charts page: the keys runs can be grouped by (one, or several: the groups of
+their combined values), each run's group, and one line per group for the chart data endpoint:
+the mean and the median of its runs, their min and max, sample standard deviation and count,
+so the page draws the centre (mean or median) and the band (min-max, standard deviation or
+standard error) a user picks without asking again.
 
 No Flask here: charts.py reads the catalog and the series and passes plain dicts in.
 A group line is computed from the series the endpoint would send for each run (already
 downsampled): they are put on one x grid shared by every group of the chart (each distinct x
 when there are at most `buckets` of them and no series holds more points, else `buckets` equal
 bins over the x range, each at its middle), each run contributes the mean of its points in a
-bin, and the group's mean, min and max are taken over the runs with a value there.
+bin, and the group's figures are taken over the runs with a value there (the median exactly,
+from the runs' values; the standard deviation with n - 1, None for one run).
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import itertools
 import json
 import math
 import re
+import statistics
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,6 +30,8 @@ from .run_colours import group_colours
 
 NONE_LABEL = "(none)"
 MAX_GROUP_KEYS = 50
+MAX_GROUP_BY = 3             # keys a chart may be grouped by at once
+JOIN = " · "                 # between the values of several keys in a group's label
 GROUP = "group"
 CONFIG = "config."
 _DOTTED = re.compile(r"[^.]+(\.[^.]+)*")
@@ -42,6 +49,29 @@ def check_group_key(key: str) -> str:
         return key
     raise GroupKeyError(f"group {key!r} is not a key runs can be grouped by: "
                         "use 'group' or 'config.<key>', such as config.optimizer.lr.")
+
+
+def check_group_keys(keys: list[str]) -> list[str]:
+    """?group= given once or more (group by several keys): each checked, empties and repeats
+    dropped; GroupKeyError for more than MAX_GROUP_BY."""
+    out: list[str] = []
+    for key in keys:
+        key = check_group_key(key)
+        if key and key not in out:
+            out.append(key)
+    if len(out) > MAX_GROUP_BY:
+        raise GroupKeyError(f"{len(out)} group keys: group by at most {MAX_GROUP_BY} at once.")
+    return out
+
+
+def combined_group(parts: list[tuple]) -> tuple:
+    """One group from the (value, label) of each key: the values as a list (one key: the value
+    itself) and the labels joined; '(none)' only when the run has none of the keys."""
+    if len(parts) == 1:
+        return parts[0]
+    if all(value is None and label == NONE_LABEL for value, label in parts):
+        return None, NONE_LABEL
+    return [value for value, _ in parts], JOIN.join(label for _, label in parts)
 
 
 def group_keys(groups: list[str | None], configs: list[dict[str, dict]]) -> list[list[str]]:
@@ -97,24 +127,32 @@ def group_of(key: str, group_name: str | None, cells: dict[str, dict]) -> tuple:
 
 
 def _group_order(group: dict) -> tuple:
-    """Numbers (and bools) by value first, then the rest by label, '(none)' last."""
+    """Numbers (and bools) by value first, then the rest by label, '(none)' last; groups of
+    several keys by each key's value in turn."""
     value = group["value"]
     if group["label"] == NONE_LABEL and value is None:
         return (2, 0.0, "")
-    if isinstance(value, (int, float)):
-        return (0, float(value), group["label"])
-    return (1, 0.0, group["label"])
+    if isinstance(value, list):
+        return (1, 0.0, "", tuple(_value_order(v) for v in value))
+    return _value_order(value) + (group["label"],)
+
+
+def _value_order(value) -> tuple:
+    if isinstance(value, (int, float)):          # bools too, as 0 and 1
+        return (0, float(value), "")
+    return (1, 0.0, "" if value is None else str(value))
 
 
 def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> list[dict]:
     """One line per group from the runs' series ({'run', 'x', 'y'}, as the endpoint sends them):
-    [{'value', 'label', 'colour', 'runs', 'count', 'x', 'mean', 'min', 'max'}], in order.
+    [{'value', 'label', 'colour', 'runs', 'count', 'x', 'mean', 'median', 'min', 'max', 'std',
+    'n'}], in order; at each x, n is how many of the group's runs have a value there.
 
     groups: each run's (value, label) (group_of); runs missing from it fall in '(none)'.
     'colour' is the group's: group_colours over every group of `groups` in this order, so
     groups differ and a group has one colour on every chart, whichever scalars it lacks;
-    'runs' are the group's runs that have this scalar, 'count' how many; mean, min and max
-    are None at an x where none of them has a finite value.
+    'runs' are the group's runs that have this scalar, 'count' how many; the figures are None
+    at an x where none of them has a finite value (std also where only one has).
     """
     found: dict[str, dict] = {}
     for s in series:
@@ -130,13 +168,18 @@ def group_lines(series: list[dict], groups: dict[str, tuple], buckets: int) -> l
     every.update({g["label"]: g for g in ordered})
     labels = [g["label"] for g in sorted(every.values(), key=_group_order)]
     colour = dict(zip(labels, group_colours(labels)))
-    return [_line(group, colour[group["label"]], *lines.get(i, ([], [], [], [])))
+    return [_line(group, colour[group["label"]], lines.get(i, _EMPTY_LINE))
             for i, group in enumerate(ordered)]
 
 
+FIGURES = ("mean", "median", "min", "max", "std", "n")
+_EMPTY_LINE: dict = {"x": [], **{name: [] for name in FIGURES}}
+
+
 def _aggregate(series: list[dict], group_of_series: list[int], buckets: int) -> dict:
-    """{group index: (x, mean, min, max)}: each series' mean per bin of the shared grid, then
-    the mean, min and max per bin over the group's series (pyarrow's hash aggregation)."""
+    """{group index: {"x", "mean", "median", "min", "max", "std", "n"}}: each series' mean per
+    bin of the shared grid, then those figures per bin over the group's series (pyarrow's hash
+    aggregation; the median from each bin's list of values)."""
     kept = [(s, g) for s, g in zip(series, group_of_series) if s["x"]]
     if not kept:
         return {}
@@ -160,18 +203,25 @@ def _aggregate(series: list[dict], group_of_series: list[int], buckets: int) -> 
             return lo + (k + 0.5) * width
     per_run = table.group_by(["g", "member", "key"]).aggregate([("y", "mean")])
     per_bin = (per_run.group_by(["g", "key"])
-               .aggregate([("y_mean", "mean"), ("y_mean", "min"), ("y_mean", "max")])
+               .aggregate([("y_mean", "mean"), ("y_mean", "min"), ("y_mean", "max"),
+                           ("y_mean", "stddev", pc.VarianceOptions(ddof=1)), ("y_mean", "count"),
+                           ("y_mean", "list")])
                .sort_by([("g", "ascending"), ("key", "ascending")]))
     cols = {name: per_bin.column(name).to_pylist()
-            for name in ("g", "key", "y_mean_mean", "y_mean_min", "y_mean_max")}
-    out: dict[int, tuple] = {}
+            for name in ("g", "key", "y_mean_mean", "y_mean_min", "y_mean_max", "y_mean_stddev",
+                         "y_mean_count", "y_mean_list")}
+    out: dict[int, dict] = {}
     for i, g in enumerate(cols["g"]):
-        line = out.setdefault(g, ([], [], [], []))
+        line = out.setdefault(g, {"x": [], **{name: [] for name in FIGURES}})
         k = cols["key"][i]
-        line[0].append(float(k) if at is None else at(k))
-        line[1].append(cols["y_mean_mean"][i])
-        line[2].append(cols["y_mean_min"][i])
-        line[3].append(cols["y_mean_max"][i])
+        values = [v for v in cols["y_mean_list"][i] if v is not None and v == v]
+        line["x"].append(float(k) if at is None else at(k))
+        line["mean"].append(cols["y_mean_mean"][i])
+        line["median"].append(statistics.median(values) if values else None)
+        line["min"].append(cols["y_mean_min"][i])
+        line["max"].append(cols["y_mean_max"][i])
+        line["std"].append(cols["y_mean_stddev"][i])
+        line["n"].append(cols["y_mean_count"][i])
     return out
 
 
@@ -181,7 +231,6 @@ def _repeat(values, sizes: list[int]) -> pa.Array:
     return pc.run_end_decode(pa.RunEndEncodedArray.from_arrays(ends, pa.array(values, pa.int32())))
 
 
-def _line(group: dict, colour: str, x: list, mean: list, low: list, high: list) -> dict:
-    return {"value": group["value"], "label": group["label"],
-            "colour": colour, "runs": group["runs"],
-            "count": len(group["runs"]), "x": x, "mean": mean, "min": low, "max": high}
+def _line(group: dict, colour: str, line: dict) -> dict:
+    return {"value": group["value"], "label": group["label"], "colour": colour,
+            "runs": group["runs"], "count": len(group["runs"]), **line}

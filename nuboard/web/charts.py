@@ -2,7 +2,7 @@
 
 The data endpoint returns, for one scalar and several runs, each run's points downsampled on
 the server (min and max per x-bucket), for the x range asked (zoom asks again, finer); with
-?group=KEY, one line per group of runs instead (web/chart_groups.py).
+?group=KEY (repeated: several keys), one line per group of runs instead (web/chart_groups.py).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from nuboard.catalog.run_doc import read_run_doc
 from nuboard.files import layout
 from nuboard.files.records import display_status
 
-from .chart_groups import GroupKeyError, check_group_key, group_keys, group_lines, group_of
+from .chart_groups import GroupKeyError, check_group_keys, combined_group, group_keys, group_lines, group_of
 from .chart_prefetch import run_in_background
 from .chartdata import series_payload
 from .context import catalogs, load_project, prefetch, root_dir, series_cache, wants_json
@@ -112,10 +112,11 @@ def _label(row: dict) -> str:
     return f"{row['name']} ({row['run_id'][-8:]})"
 
 
-def _group_key() -> str:
-    """?group=: '' (none), 'group' or 'config.<key>'; 400 naming any other key."""
+def _group_keys() -> list[str]:
+    """?group= (repeated to group by several keys): 'group' or 'config.<key>' each; 400 naming
+    any other key, or more than chart_groups.MAX_GROUP_BY."""
     try:
-        return check_group_key(request.args.get("group", ""))
+        return check_group_keys(request.args.getlist("group"))
     except GroupKeyError as exc:
         abort(400, description=str(exc))
 
@@ -134,11 +135,13 @@ def chart_context(project: str, ids: list[str]) -> dict:
         abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
     configs = run_reads.config_rows(catalogs().get(project), [r["id"] for r in found])
     colours = project_colours(project)
+    grouped = _group_keys()
     return {"project": project, "found": found,
             "runs": [{"id": r["run_id"], "name": r["name"], "label": _label(r), "status": r["status"],
                       "colour": colours.run(r["run_id"])} for r in found],
             "missing": missing, "groups": group_names(names, system, prefixes["timing"]),
-            "system": system, "ranks": ranks or [0], "group": _group_key(),
+            "system": system, "ranks": ranks or [0], "group": (grouped + [""])[0],
+            "group_then": (grouped + ["", ""])[1],
             "group_keys": group_keys([r["group_name"] for r in found],
                                      [configs[r["id"]] for r in found]),
             "rank": request.args.get("rank", "0"), "x": x, "newest": False,
@@ -244,7 +247,7 @@ def data(project: str):
     except ValueError:
         abort(400, description="buckets must be a whole number.")
     buckets = max(10, min(buckets, MAX_BUCKETS))
-    group = _group_key()
+    group = _group_keys()
     if rank_arg != "all" and not rank_arg.isdigit():
         abort(400, description=f"rank {rank_arg!r}: give a number or 'all'.")
     rows = _run_rows(project, ids)
@@ -265,10 +268,11 @@ def data(project: str):
     return body
 
 
-def _groups_of(project: str, key: str, rows: list[dict]) -> dict[str, tuple]:
-    """Each run's (value, label) under the group key (chart_groups.group_of)."""
+def _groups_of(project: str, keys: list[str], rows: list[dict]) -> dict[str, tuple]:
+    """Each run's (value, label) under the group keys (chart_groups.group_of, combined_group)."""
     cells: dict[int, dict] = {}
-    if key != "group":
-        cells = run_reads.config_cells(catalogs().get(project), [r["id"] for r in rows],
-                                       [key.split(".", 1)[1]])
-    return {r["run_id"]: group_of(key, r["group_name"], cells.get(r["id"], {})) for r in rows}
+    config = [key.split(".", 1)[1] for key in keys if key != "group"]
+    if config:
+        cells = run_reads.config_cells(catalogs().get(project), [r["id"] for r in rows], config)
+    return {r["run_id"]: combined_group([group_of(key, r["group_name"], cells.get(r["id"], {}))
+                                         for key in keys]) for r in rows}
