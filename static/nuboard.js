@@ -44,6 +44,13 @@
       link.href = link.dataset.base + (selection.length ? "?runs=" + encodeURIComponent(selection.join(",")) : "");
       link.classList.toggle("disabled", !selection.length);
     }
+    var diff = $("#diff-selected");
+    if (diff) {         /* the Diff page compares 2 to 20 runs (web/run_diff_data.py) */
+      var n = selection.length;
+      diff.href = diff.dataset.base + (n ? "?runs=" + encodeURIComponent(selection.join(",")) : "");
+      diff.classList.toggle("disabled", n < 2 || n > 20);
+      diff.textContent = n >= 2 && n <= 20 ? "Compare " + n + " runs" : "Compare selected (2 to 20)";
+    }
     $$(".selection-field").forEach(function (f) { f.value = selection.join(","); });
     $$(".run-select").forEach(function (box) { box.checked = selection.indexOf(box.value) >= 0; });
   }
