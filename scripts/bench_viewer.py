@@ -12,7 +12,8 @@ its id, name, start, tags and config patched into run.json), `bench-charts` (12 
 second is read from the event logs), and `bench-groups` (50 runs of 20% to 100% of
 --group-points points of train/loss, five values of config lr, ten runs each). Then it starts
 `nuboard up DIR --port 0` and times real HTTP requests over one keep-alive connection: the first
-request of a URL (cold) and the median of --repeat after it. Last, unless --no-browser, Chromium
+request of a URL (cold) and the median of --repeat after it (the Scatter page among them: 2,000
+of bench-runs' runs, seed<2000). Last, unless --no-browser, Chromium
 (Playwright, /usr/bin/chromium) opens the Charts page of the 12 runs on a fresh server and times
 navigation to every chart of the first screen drawn. --only grouping writes and times the
 grouping figure alone (the chart data of the 50 runs grouped by config.lr into 5 lines). Each
@@ -43,6 +44,7 @@ from urllib.parse import quote, urlencode
 
 RUNS, CHARTS, BIG, GROUPS = "bench-runs", "bench-charts", "bench-big", "bench-groups"
 GROUP_RUNS, GROUP_LINES = 50, 5
+SCATTER_RUNS = 2000
 CHART_RUNS = 12
 CHART_SCALARS = ("train/loss", "train/accuracy", "val/loss")
 TEMPLATE_SCALARS, TEMPLATE_STEPS = 20, 100
@@ -424,6 +426,24 @@ def bench_grouping_only(root: Path, known: dict, args, log: Path) -> None:
         server.stop()
 
 
+def bench_scatter(client: Client, n: int, repeat: int) -> None:
+    """The Scatter page of 2,000 of bench-runs' runs (the query seed<2000): config.lr on a log
+    axis against a scalar's last value, one point per run."""
+    count = min(n, SCATTER_RUNS)
+    args = urlencode({"q": f"seed<{count}", "x": "config.lr", "y": "train/metric_00.last",
+                      "logx": "1"})
+    _, body = client.get(f"/api/p/{RUNS}/.scatter?{args}")
+    drawn = len(json.loads(body).get("points") or ())
+    if drawn != count:
+        raise BenchError(f"the scatter of seed<{count} draws {drawn} points, expected {count}")
+    first, median, body = client.timed(f"/p/{RUNS}/.scatter?{args}", repeat)
+    line(f"scatter page, {count:,} runs: first", ms(first), "(no target)", True)
+    line(f"scatter page, {count:,} runs (warm, median of {repeat}), {size(len(body))}",
+         ms(median), "< 500 ms", median < 0.5)
+    _, median, _ = client.timed(f"/api/p/{RUNS}/.scatter?{args}", repeat)
+    line("  its JSON twin (median)", ms(median), "< 500 ms", median < 0.5)
+
+
 def bench_http(root: Path, known: dict, args, log: Path) -> None:
     n, steps, big = args.runs, args.steps, args.big
     repeat = args.repeat
@@ -460,6 +480,7 @@ def bench_http(root: Path, known: dict, args, log: Path) -> None:
         last = max(1, math.ceil(n / 100))
         _, median, _ = client.timed(f"/p/{RUNS}?page={last}", repeat)
         line(f"  its last page, page {last} (median)", ms(median), "< 150 ms", median < 0.15)
+        bench_scatter(client, n, repeat)
 
         ids = known["charts"]
         first, median, _ = client.timed(f"/p/{CHARTS}/.charts?runs={','.join(ids)}", repeat)

@@ -79,9 +79,10 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     from .run_diff import run_diff_page
     from .run_page import run_page
     from .runs_page import runs_page
+    from .scatter import scatter
     from .timeline import timeline
     for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page, colour_edit,
-                      media, media_files, run_diff_page):
+                      media, media_files, run_diff_page, scatter):
         app.register_blueprint(blueprint)
     if edit_artifacts:                        # without the flag these routes do not exist
         from .artifact_edit import artifact_edit
