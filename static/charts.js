@@ -15,7 +15,7 @@
   var SYNC_KEY = "nuboard-charts";
   var UNSYNCED = { mousedown: 1, mouseup: 1, dblclick: 1 };
   var TIP_ROWS = 16;
-  var DEFAULTS = { x: "step", rank: "0", smoothing: 0, log: false, outliers: false, group: "", then: "",
+  var DEFAULTS = { x: "step", rank: "0", smoothing: 0, smoothingKind: "ema", log: false, outliers: false, group: "", then: "",
                    agg: "mean", band: "minmax" };
   var AGGS = { mean: 1, median: 1 };
   var BANDS = { minmax: 1, std: 1, stderr: 1, none: 1 };
@@ -59,17 +59,94 @@
 
   /* ---- numbers ---- */
 
-  function smooth(ys, weight) {
+  /* Smoothing: the slider's value v (0..0.99) says how much, the kind says how.
+     ema: TensorBoard's debiased exponential moving average with weight v (a null stays null;
+       the average carries on past it, as it always has);
+     mean: a centred running average of 2 * round(50 v) + 1 points (v 0.1: 11 points, 0.5: 51,
+       0.99: 101), fewer at a segment's ends, where it averages the points it has;
+     gauss: a Gaussian kernel of sigma 20 v points (v 0.5: sigma 10), cut at 3 sigma (at most
+       60 points each side) and renormalised at a segment's ends, so a constant stays constant.
+     For mean and gauss a null (a break, a gap) stays null and no window reaches across it.
+     Pure functions, exposed as window.NuBoardSmoothing for tests; O(n) and O(n * window). */
+  var SMOOTHING_KINDS = { ema: 1, mean: 1, gauss: 1 };
+
+  function missing(y) { return y === null || y === undefined || !isFinite(y); }
+
+  function smoothEma(ys, weight) {
     if (!weight) return ys;
     var out = new Array(ys.length), last = 0, n = 0;
     for (var i = 0; i < ys.length; i++) {
       var y = ys[i];
-      if (y === null || y === undefined || !isFinite(y)) { out[i] = y; continue; }
+      if (missing(y)) { out[i] = y; continue; }
       last = last * weight + (1 - weight) * y; n++;
       out[i] = last / (1 - Math.pow(weight, n));
     }
     return out;
   }
+
+  /* calls each(lo, hi) for every run [lo, hi) of finite values; out starts as a copy of ys */
+  function bySegment(ys, each) {
+    var i = 0, n = ys.length;
+    while (i < n) {
+      if (missing(ys[i])) { i++; continue; }
+      var lo = i;
+      while (i < n && !missing(ys[i])) i++;
+      each(lo, i);
+    }
+  }
+
+  function meanWindow(v) { return 2 * Math.round(50 * v) + 1; }
+
+  function smoothMean(ys, points) {
+    var half = Math.floor(points / 2), out = ys.slice();
+    if (half < 1) return out;
+    bySegment(ys, function (lo, hi) {
+      var sums = new Float64Array(hi - lo + 1);       // prefix sums: O(n) whatever the window
+      for (var i = lo; i < hi; i++) sums[i - lo + 1] = sums[i - lo] + ys[i];
+      for (var j = lo; j < hi; j++) {
+        var a = Math.max(lo, j - half), b = Math.min(hi, j + half + 1);
+        out[j] = (sums[b - lo] - sums[a - lo]) / (b - a);
+      }
+    });
+    return out;
+  }
+
+  function gaussSigma(v) { return 20 * v; }
+
+  function smoothGauss(ys, sigma) {
+    var out = ys.slice();
+    if (!(sigma > 0)) return out;
+    var half = Math.min(60, Math.ceil(3 * sigma)), w = new Float64Array(half + 1);
+    for (var k = 0; k <= half; k++) w[k] = Math.exp(-(k * k) / (2 * sigma * sigma));
+    bySegment(ys, function (lo, hi) {
+      for (var j = lo; j < hi; j++) {
+        var a = Math.max(lo, j - half), b = Math.min(hi - 1, j + half), sum = 0, total = 0;
+        for (var i = a; i <= b; i++) { var wi = w[i > j ? i - j : j - i]; sum += wi * ys[i]; total += wi; }
+        out[j] = sum / total;
+      }
+    });
+    return out;
+  }
+
+  /* the series smoothed by v (0..0.99) of a kind (the page's unless given) */
+  function smooth(ys, v, kind) {
+    if (!v) return ys;
+    kind = kind || (state && state.smoothingKind) || "ema";
+    if (kind === "mean") return smoothMean(ys, meanWindow(v));
+    if (kind === "gauss") return smoothGauss(ys, gaussSigma(v));
+    return smoothEma(ys, v);
+  }
+
+  /* the slider's value as the user reads it: the weight, and the window or sigma it gives */
+  function smoothingText(st) {
+    var v = st.smoothing, text = v.toFixed(2);
+    if (!v || st.smoothingKind === "ema") return text;
+    if (st.smoothingKind === "mean") return text + " (" + meanWindow(v) + " points)";
+    return text + " (\u03c3 " + Num.text(gaussSigma(v), false) + ")";
+  }
+
+  window.NuBoardSmoothing = { ema: smoothEma, mean: smoothMean, gauss: smoothGauss, apply: smooth,
+                              meanWindow: meanWindow, gaussSigma: gaussSigma };
 
   /* the x of the tooltip's head: a step's digits, a date, a duration */
   function xLabel(v) {
@@ -592,7 +669,8 @@
   function save() {
     try {
       window.localStorage.setItem(storageKey(), JSON.stringify({
-        x: state.x, rank: state.rank, smoothing: state.smoothing, log: state.log,
+        x: state.x, rank: state.rank, smoothing: state.smoothing, smoothingKind: state.smoothingKind,
+        log: state.log,
         outliers: state.outliers, pins: pins,
         // a page without the group select (the run page) keeps the Charts page's choice
         group: $("#group-by") ? state.group : stored().group,
@@ -608,14 +686,16 @@
   function loadSettings() {
     var saved = stored(), url = new URLSearchParams(window.location.search);
     var s = Object.assign({}, DEFAULTS);
-    ["x", "rank", "smoothing", "log", "outliers", "group", "then", "agg", "band"].forEach(function (k) {
+    ["x", "rank", "smoothing", "smoothingKind", "log", "outliers", "group", "then", "agg", "band"].forEach(function (k) {
       if (saved[k] !== undefined && saved[k] !== null) s[k] = saved[k];
     });
     ["x", "rank", "agg", "band"].forEach(function (k) { if (url.has(k)) s[k] = url.get(k); });
     if (url.has("group")) { var keys = url.getAll("group"); s.group = keys[0] || ""; s.then = keys[1] || ""; }
     if (url.has("smoothing")) s.smoothing = url.get("smoothing");
+    if (url.has("smoothing_kind")) s.smoothingKind = url.get("smoothing_kind");
     ["log", "outliers"].forEach(function (k) { if (url.has(k)) s[k] = url.get(k) === "1"; });
     s.smoothing = Math.max(0, Math.min(0.99, parseFloat(s.smoothing) || 0));
+    if (!SMOOTHING_KINDS[s.smoothingKind]) s.smoothingKind = DEFAULTS.smoothingKind;
     s.log = !!s.log; s.outliers = !!s.outliers;
     if (!hasOption($("#x-axis"), s.x)) s.x = DEFAULTS.x;
     if (!hasOption($("#rank"), String(s.rank))) s.rank = $("#rank") ? $("#rank").value : "0";
@@ -632,9 +712,10 @@
     if ($("#group-agg")) $("#group-agg").value = s.agg;
     if ($("#group-band")) $("#group-band").value = s.band;
     $("#smoothing").value = String(s.smoothing);
+    if ($("#smoothing-kind")) $("#smoothing-kind").value = s.smoothingKind;
     $("#log-scale").checked = s.log;
     if ($("#outliers")) $("#outliers").checked = s.outliers;
-    $("#smoothing-value").textContent = s.smoothing.toFixed(2);
+    $("#smoothing-value").textContent = smoothingText(s);
   }
 
   function readControls() {
@@ -642,6 +723,8 @@
       x: $("#x-axis").value,
       rank: $("#rank") ? $("#rank").value : "0",
       smoothing: parseFloat($("#smoothing").value) || 0,
+      smoothingKind: $("#smoothing-kind") && SMOOTHING_KINDS[$("#smoothing-kind").value]
+        ? $("#smoothing-kind").value : DEFAULTS.smoothingKind,
       log: $("#log-scale").checked,
       outliers: $("#outliers") ? $("#outliers").checked : false,
       group: $("#group-by") ? $("#group-by").value : "",
@@ -649,13 +732,15 @@
       agg: $("#group-agg") ? $("#group-agg").value : DEFAULTS.agg,
       band: $("#group-band") ? $("#group-band").value : DEFAULTS.band
     };
-    $("#smoothing-value").textContent = state.smoothing.toFixed(2);
+    $("#smoothing-value").textContent = smoothingText(state);
   }
 
   function updateUrl() {
     var params = new URLSearchParams(window.location.search);
     params.set("x", state.x); params.set("rank", state.rank);
     params.set("smoothing", String(state.smoothing));
+    if (state.smoothingKind !== DEFAULTS.smoothingKind) params.set("smoothing_kind", state.smoothingKind);
+    else params.delete("smoothing_kind");
     params.set("log", state.log ? "1" : "0");
     params.set("outliers", state.outliers ? "1" : "0");
     params.delete("group");
@@ -763,7 +848,7 @@
         zoomTo(null);                  // another axis, rank or grouping: the whole run again
       });
     });
-    ["#smoothing", "#log-scale", "#outliers", "#group-agg", "#group-band"].forEach(function (sel) {
+    ["#smoothing", "#smoothing-kind", "#log-scale", "#outliers", "#group-agg", "#group-band"].forEach(function (sel) {
       var el = $(sel);
       if (el) el.addEventListener("input", function () {
         readControls(); updateUrl(); save();
