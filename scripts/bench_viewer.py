@@ -444,6 +444,29 @@ def bench_scatter(client: Client, n: int, repeat: int) -> None:
     line("  its JSON twin (median)", ms(median), "< 500 ms", median < 0.5)
 
 
+def bench_parallel(client: Client, n: int, repeat: int) -> None:
+    """The parallel-coordinates page of 2,000 of bench-runs' runs (the query seed<2000): four
+    axes (config.lr on a log axis, config.batch_size, config.optimizer as categories, a
+    scalar's last), one brushed range, coloured by the scalar."""
+    count = min(n, SCATTER_RUNS)
+    args = urlencode({"q": f"seed<{count}", "log": "config.lr", "colour": "train/metric_00.last",
+                      "axes": "config.lr,config.batch_size,config.optimizer,train/metric_00.last",
+                      "brush": "config.batch_size:60:130"})
+    _, body = client.get(f"/api/p/{RUNS}/.parallel?{args}")
+    doc = json.loads(body)
+    drawn, inside = len(doc.get("runs") or ()), len(doc.get("inside") or ())
+    if drawn != count or inside != count // 2:
+        raise BenchError(f"the parallel coordinates of seed<{count} draw {drawn} runs with "
+                         f"{inside} inside the brush, expected {count} and {count // 2}")
+    first, median, body = client.timed(f"/p/{RUNS}/.parallel?{args}", repeat)
+    line(f"parallel coordinates page, {count:,} runs: first", ms(first), "(no target)", True)
+    line(f"parallel coordinates page, {count:,} runs (warm, median of {repeat})", ms(median),
+         "< 500 ms", median < 0.5)
+    print(f"  ({size(len(body))}, {inside:,} runs inside the brushed range)")
+    _, median, _ = client.timed(f"/api/p/{RUNS}/.parallel?{args}", repeat)
+    line("  its JSON twin (median)", ms(median), "< 500 ms", median < 0.5)
+
+
 def bench_http(root: Path, known: dict, args, log: Path) -> None:
     n, steps, big = args.runs, args.steps, args.big
     repeat = args.repeat
@@ -481,6 +504,7 @@ def bench_http(root: Path, known: dict, args, log: Path) -> None:
         _, median, _ = client.timed(f"/p/{RUNS}?page={last}", repeat)
         line(f"  its last page, page {last} (median)", ms(median), "< 150 ms", median < 0.15)
         bench_scatter(client, n, repeat)
+        bench_parallel(client, n, repeat)
 
         ids = known["charts"]
         first, median, _ = client.timed(f"/p/{CHARTS}/.charts?runs={','.join(ids)}", repeat)

@@ -76,13 +76,14 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     from .files import files
     from .media_files import media_files
     from .media_panels import media
+    from .parallel import parallel
     from .run_diff import run_diff_page
     from .run_page import run_page
     from .runs_page import runs_page
     from .scatter import scatter
     from .timeline import timeline
     for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page, colour_edit,
-                      media, media_files, run_diff_page, scatter):
+                      media, media_files, run_diff_page, scatter, parallel):
         app.register_blueprint(blueprint)
     if edit_artifacts:                        # without the flag these routes do not exist
         from .artifact_edit import artifact_edit
