@@ -750,6 +750,32 @@
     window.history.replaceState(null, "", window.location.pathname + "?" + params.toString());
   }
 
+  /* ---- the run list: a box that finds runs in it, and folding (a long list takes two
+     lines until unfolded); neither changes what the charts draw ---- */
+
+  function wireRunList() {
+    var list = $(".legend-runs", root), box = $("#run-filter", root), fold = $("#runs-fold", root);
+    if (!list) return;
+    function setFolded(folded) {
+      if (!fold) return;
+      list.classList.toggle("folded", folded);
+      fold.setAttribute("aria-expanded", folded ? "false" : "true");
+      fold.textContent = folded ? "Show all " + fold.dataset.count + " runs" : "Fold the list";
+    }
+    if (fold) fold.addEventListener("click", function () { setFolded(!list.classList.contains("folded")); });
+    if (box) box.addEventListener("input", function () {
+      var text = box.value.trim().toLowerCase(), shown = 0;
+      $$("li[data-run]", list).forEach(function (li) {
+        var match = !text || li.textContent.toLowerCase().indexOf(text) >= 0;
+        li.classList.toggle("unmatched", !match);
+        if (match) shown++;
+      });
+      var count = $("#run-filter-count", root);
+      if (count) count.textContent = text ? shown + " of " + fold.dataset.count + " runs" : "";
+      if (text) setFolded(false);
+    });
+  }
+
   /* ---- filter box and pins ---- */
 
   function applyFilter() {
@@ -841,6 +867,7 @@
     });
     var filter = $("#chart-filter");
     if (filter) filter.addEventListener("input", applyFilter);
+    wireRunList();
     ["#x-axis", "#rank", "#group-by", "#group-then"].forEach(function (sel) {
       var el = $(sel);
       if (el) el.addEventListener("change", function () {

@@ -438,3 +438,31 @@ def test_dragging_zooms_with_finer_data_and_a_double_click_goes_back(page, root,
         assert not errors
     finally:
         shutdown(proc)
+
+
+def test_a_long_run_list_is_folded_and_a_box_finds_runs_in_it(page, root, make_run):
+    """20 runs: the run list starts folded to two lines; 'Show all' unfolds it; the box keeps
+    the runs whose name holds its text (and unfolds), without changing what charts draw."""
+    ids = [make_run("llm", {"train/loss": [(0, 1.0), (1, 0.5)]}, run_name=f"sweep-{i:02d}").name
+           for i in range(20)]
+    proc, url = serve(root)
+    try:
+        errors = watch_errors(page)
+        page.goto(f"{url}/p/llm/.charts?runs={','.join(ids)}")
+        loss = drawn(page, "train/loss")
+        runs = page.locator(".legend-runs")
+        folded = runs.bounding_box()["height"]
+        assert runs.get_attribute("class").split().count("folded") == 1
+        page.click("#runs-fold")
+        assert runs.bounding_box()["height"] > folded * 1.5
+        assert page.inner_text("#runs-fold") == "Fold the list"
+        page.click("#runs-fold")
+        page.fill("#run-filter", "sweep-1")
+        visible = [li for li in page.locator(".legend-runs li").all() if li.is_visible()]
+        assert len(visible) == 10 and all("sweep-1" in li.inner_text() for li in visible)
+        assert page.inner_text("#run-filter-count") == "10 of 20 runs"
+        assert "folded" not in runs.get_attribute("class").split()
+        assert loss.get_attribute("data-series").count("sweep-") == 20     # the chart keeps all
+        assert not errors
+    finally:
+        shutdown(proc)
