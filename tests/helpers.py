@@ -45,6 +45,22 @@ def write_run(root: Path, project: str = "proj", points: dict | None = None, **k
     return Path(run.path)
 
 
+def sweep_runs(root: Path, xss: str, project: str = "llm") -> dict[str, str]:
+    """Five finished runs for the sweep pages (Scatter, parallel coordinates): {name: run id}.
+    Config width 1, 10, 100 (named `xss`), 0 and none, opt adam/sgd/adamw; train/acc's last is
+    10 * width**2 (log-log: the line y = 2x + 1), with half of it at step 0."""
+    runs = [("w1", {"width": 1, "opt": "adam"}, 10.0), ("w10", {"width": 10, "opt": "sgd"}, 1000.0),
+            (xss, {"width": 100, "opt": "adam"}, 100000.0), ("w0", {"width": 0, "opt": "sgd"}, 5.0),
+            ("nowidth", {"opt": "adamw"}, 7.0)]
+    ids = {}
+    for name, config, acc in runs:
+        with nb.init(project, dir=root, run_name=name, config=config, **QUIET) as run:
+            run.add_scalar("train/acc", acc / 2, step=0)
+            run.add_scalar("train/acc", acc, step=1)
+        ids[name] = run.id
+    return ids
+
+
 def loss_run(root: Path, project: str = "llm", name: str = "run", steps: int = 10, **kw) -> str:
     """A finished run named `name` with train/loss = 1/(i+1) at steps 0..steps-1; its id."""
     points = {"train/loss": [(i, 1.0 / (i + 1)) for i in range(steps)]}

@@ -8,32 +8,18 @@ import json
 import re
 
 import pytest
-from helpers import QUIET
+from helpers import sweep_runs
 from helpers_http import Viewer
-
-import nuboard as nb
 
 # Each test runs on both catalog backends: SQLite, and PostgreSQL (team mode).
 pytestmark = pytest.mark.usefixtures("backend")
 
 XSS = "<script>alert('sc')</script>"
-# name, config, train/acc's last: acc = 10 * width**2, so log-log is the line y = 2x + 1;
-# the width=0 run is left out on a log x axis, the run without width on any axis
-RUNS = [("w1", {"width": 1, "opt": "adam"}, 10.0),
-        ("w10", {"width": 10, "opt": "sgd"}, 1000.0),
-        (XSS, {"width": 100, "opt": "adam"}, 100000.0),
-        ("w0", {"width": 0, "opt": "sgd"}, 5.0),
-        ("nowidth", {"opt": "adamw"}, 7.0)]
 
 
 @pytest.fixture
 def sweep(root):
-    ids = {}
-    for name, config, acc in RUNS:
-        with nb.init("llm", dir=root, run_name=name, config=config, **QUIET) as run:
-            run.add_scalar("train/acc", acc / 2, step=0)
-            run.add_scalar("train/acc", acc, step=1)
-        ids[name] = run.id
+    ids = sweep_runs(root, XSS)
     with Viewer(root) as viewer:
         yield viewer, ids
 

@@ -13,18 +13,13 @@ default columns). static/parallel.js draws the page's JSON on one canvas.
 from __future__ import annotations
 
 import math
-import time
 from urllib.parse import quote
 
 from flask import Blueprint, render_template, request, url_for
 
-from nuboard.catalog.query import QuerySyntaxError
-from nuboard.catalog.query_keys import query_warnings
-
 from . import runs_table, sweep_data
 from .context import catalogs, load_project, wants_json
-from .run_colours import project_colours
-from .scatter import field_choices, run_ids_arg
+from .sweep_page import SweepError, check_run_count, field_choices, run_ids_arg, sweep_of, warnings_of
 
 parallel = Blueprint("parallel", __name__)
 parallel.url_value_preprocessor(load_project)
@@ -33,10 +28,6 @@ MAX_AXES = 12
 CHART_RUNS = 50                                  # the Charts link names at most this many runs
 RAMP = ("#2c7bb6", "#d7191c")                    # low, high of a colour=<field> ramp
 NO_VALUE = "#9ca3af"                             # a run without the colour field's value
-
-
-class ParallelError(ValueError):
-    """Input the page cannot draw (the message names the value and the rule)."""
 
 
 def split_list(text: str) -> list[str]:
@@ -57,7 +48,7 @@ def parse_brush(text: str, axes: list[str]) -> dict[str, tuple[float, float]]:
     """`<field>:<lo>:<hi>,...` as {field: (lo, hi)}.
 
     Raises:
-        ParallelError: a part that is not field:lo:hi with numbers lo <= hi, or a field that
+        SweepError: a part that is not field:lo:hi with numbers lo <= hi, or a field that
             is not one of the axes.
     """
     out = {}
@@ -66,12 +57,12 @@ def parse_brush(text: str, axes: list[str]) -> dict[str, tuple[float, float]]:
         try:
             low, high = float(lo), float(hi)
         except ValueError:
-            raise ParallelError(f"brush {part!r}: write <field>:<lo>:<hi> with two numbers, "
+            raise SweepError(f"brush {part!r}: write <field>:<lo>:<hi> with two numbers, "
                                 "e.g. config.lr:0.001:0.01") from None
         if not (math.isfinite(low) and math.isfinite(high)) or low > high:
-            raise ParallelError(f"brush {part!r}: lo and hi must be finite numbers, lo <= hi")
+            raise SweepError(f"brush {part!r}: lo and hi must be finite numbers, lo <= hi")
         if field not in axes:
-            raise ParallelError(f"brush {part!r}: {field!r} is not one of the axes "
+            raise SweepError(f"brush {part!r}: {field!r} is not one of the axes "
                                 f"({', '.join(axes)})")
         out[field] = (low, high)
     return out
@@ -125,42 +116,26 @@ def colour_runs(runs: list[dict], axis: dict | None, field: str) -> dict:
     return {"by": field, "low": RAMP[0], "high": RAMP[1], "ends": ends, "none": NO_VALUE}
 
 
-def sweep_of(project: str, settings: dict, fields: list) -> dict:
-    """The runs of the settings' query (or ids) with their values of these fields.
-
-    Raises:
-        ParallelError: a query that does not parse.
-    """
-    try:
-        return sweep_data.sweep(catalogs().get(project), fields=fields, query=settings["q"],
-                                run_ids=settings["runs"], now=time.time(),
-                                colours=project_colours(project))
-    except QuerySyntaxError as exc:
-        raise ParallelError(str(exc)) from exc
-
-
 def parallel_data(project: str, settings: dict) -> dict:
     """What the page draws for these settings (axes filled in when none are given).
 
     Raises:
-        ParallelError: an unknown field, too many axes or run ids, a colour field that is not
+        SweepError: an unknown field, too many axes or run ids, a colour field that is not
             an axis nor a field, a bad brush, or a query that does not parse.
     """
     choices, fields = field_choices(project)
-    if settings["runs"] is not None and len(settings["runs"]) > sweep_data.LIMIT:
-        raise ParallelError(f"runs names {len(settings['runs']):,} run ids: at most "
-                            f"{sweep_data.LIMIT:,}; use a query (?q=) for more")
+    check_run_count(settings["runs"])
     if not settings["axes"]:
         settings["axes"] = default_axes(project, fields)
     axes = settings["axes"]
     if len(axes) > MAX_AXES:
-        raise ParallelError(f"axes names {len(axes)} fields: at most {MAX_AXES}")
+        raise SweepError(f"axes names {len(axes)} fields: at most {MAX_AXES}")
     colour = settings["colour"]
     wanted = axes + ([colour] if colour not in ("run", *axes) else [])
     try:
         checked = sweep_data.check_fields(wanted, choices)
     except sweep_data.FieldError as exc:
-        raise ParallelError(str(exc)) from exc
+        raise SweepError(str(exc)) from exc
     brush = parse_brush(settings["brush"], axes)
     data = sweep_of(project, settings, checked)
     runs = data["runs"]
@@ -202,12 +177,9 @@ def page(project: str):
                 "brush": args.get("brush", "")}
     try:
         data, error = parallel_data(project, settings), None
-    except ParallelError as exc:
+    except SweepError as exc:
         data, error = None, str(exc)
-    try:
-        warnings = query_warnings(catalogs().get(project), settings["q"])
-    except QuerySyntaxError:
-        warnings = []
+    warnings = warnings_of(project, settings["q"])
     public = {"project": project, "query": settings["q"], "runs_given": settings["runs"],
               "axes_given": settings["axes"], "log": settings["log"],
               "colour_by": settings["colour"], "brush_given": settings["brush"]}

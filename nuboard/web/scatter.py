@@ -10,24 +10,16 @@ draws them with uPlot.
 from __future__ import annotations
 
 import math
-import time
 from urllib.parse import quote
 
 from flask import Blueprint, render_template, request, url_for
 
-from nuboard.catalog.query import QuerySyntaxError
-from nuboard.catalog.query_keys import query_warnings
-
 from . import runs_table, sweep_data
 from .context import catalogs, load_project, wants_json
-from .run_colours import project_colours
+from .sweep_page import SweepError, check_run_count, field_choices, run_ids_arg, sweep_of, warnings_of
 
 scatter = Blueprint("scatter", __name__)
 scatter.url_value_preprocessor(load_project)
-
-
-class ScatterError(ValueError):
-    """Input the page cannot draw (the message names the value and the rule)."""
 
 
 def default_fields(project: str, choices: list[str]) -> tuple[str | None, str | None]:
@@ -97,45 +89,14 @@ def points(data: dict, x: str, y: str, logx: bool, logy: bool) -> dict:
             "trend": line}
 
 
-def run_ids_arg() -> list[str] | None:
-    """`?runs=<id>,...` as a list (None when not given)."""
-    raw = request.args.get("runs")
-    if raw is None:
-        return None
-    return [r for r in (p.strip() for p in raw.split(",")) if r]
-
-
-def field_choices(project: str) -> tuple[dict[str, list[str]], list[str]]:
-    """The project's config keys and scalar names (the Runs table's column chooser's, computed
-    again only when a sync changed the project), and the fields they make."""
-    choices = catalogs().remember(project, "columns", runs_table.available_columns)
-    return choices, sweep_data.field_choices(choices)
-
-
-def sweep_of(project: str, settings: dict, fields: list) -> dict:
-    """The runs of the settings' query (or ids) with their values of these fields.
-
-    Raises:
-        ScatterError: a query that does not parse.
-    """
-    try:
-        return sweep_data.sweep(catalogs().get(project), fields=fields, query=settings["q"],
-                                run_ids=settings["runs"], now=time.time(),
-                                colours=project_colours(project))
-    except QuerySyntaxError as exc:
-        raise ScatterError(str(exc)) from exc
-
-
 def scatter_data(project: str, settings: dict) -> dict:
     """What the page draws for these settings (x and y filled in when missing).
 
     Raises:
-        ScatterError: an unknown field, too many run ids, or a query that does not parse.
+        SweepError: an unknown field, too many run ids, or a query that does not parse.
     """
     choices, fields = field_choices(project)
-    if settings["runs"] is not None and len(settings["runs"]) > sweep_data.LIMIT:
-        raise ScatterError(f"runs names {len(settings['runs']):,} run ids: at most "
-                           f"{sweep_data.LIMIT:,}; use a query (?q=) for more")
+    check_run_count(settings["runs"])
     if not settings["x"] or not settings["y"]:
         dx, dy = default_fields(project, fields)
         settings["x"] = settings["x"] or dx or ""
@@ -149,7 +110,7 @@ def scatter_data(project: str, settings: dict) -> dict:
             checked = sweep_data.check_fields(list(dict.fromkeys((settings["x"],
                                                                   settings["y"]))), choices)
         except sweep_data.FieldError as exc:
-            raise ScatterError(str(exc)) from exc
+            raise SweepError(str(exc)) from exc
         data = sweep_of(project, settings, checked)
         drawn = points(data, settings["x"], settings["y"], settings["logx"], settings["logy"])
     stem = url_for("run.details", project=project, run_id="_")[:-1]   # one url_for, not 2,000
@@ -167,12 +128,9 @@ def page(project: str):
                 "logy": args.get("logy") == "1"}
     try:
         data, error = scatter_data(project, settings), None
-    except ScatterError as exc:
+    except SweepError as exc:
         data, error = None, str(exc)
-    try:
-        warnings = query_warnings(catalogs().get(project), settings["q"])
-    except QuerySyntaxError:
-        warnings = []
+    warnings = warnings_of(project, settings["q"])
     public = {"project": project, "query": settings["q"], "runs": settings["runs"],
               "x": settings["x"], "y": settings["y"], "logx": settings["logx"],
               "logy": settings["logy"]}
