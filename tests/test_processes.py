@@ -820,6 +820,7 @@ def write_log(folder: Path, *records: bytes, session: int = 0) -> Path:
     return path
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_reader_skips_and_counts_bad_records(tmp_path):
     """Unknown kinds, unknown keys, wrong counts, a 10 kB key name: skipped, counted, the rest read."""
     bad = [
