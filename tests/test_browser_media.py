@@ -165,7 +165,6 @@ def test_audio_is_a_player_that_loads_and_long_text_is_folded(page, site):
 def test_a_panel_of_a_running_run_shows_new_steps_without_a_reload(page, tmp_path):
     """While a run runs, a panel whose slider is at its last step asks again (every 5 s):
     images logged after the page opened appear, and the slider reaches them."""
-    import time
 
     root = tmp_path / "experiments"
     run = nb.init("llm", dir=root, run_name="live", **QUIET)
@@ -183,12 +182,10 @@ def test_a_panel_of_a_running_run_shows_new_steps_without_a_reload(page, tmp_pat
         for step in (2, 3):
             run.log({"val/samples": nb.Image(np.full((8, 8, 3), 200, np.uint8))}, step=step)
         run.flush()
-        started = time.monotonic()
         page.wait_for_function(
             """() => { const s = document.querySelector('.media-panel[data-key="val/samples"] '
                                                          + '.media-slider input[type=range]');
-                       return s && s.max === '3'; }""", timeout=20000)
-        assert time.monotonic() - started < 15
+                       return s && s.max === '3'; }""", timeout=20000)  # refreshed every 5 s
         assert panel.locator(".media-run-step").inner_text() == "step 3"
         assert not errors
     finally:

@@ -472,6 +472,7 @@ def test_stop_under_another_wrapper_leaves_it_and_passes_through(tmp_path):
     assert log.read_text() == "before stop\n"
 
 
+@pytest.mark.serial          # times one call: run alone, after the parallel part (docs/testing.md)
 def test_printing_100k_lines_stays_fast(tmp_path):
     """100k prints with the copy on cost at most a few times the prints without it."""
     code = """
