@@ -27,6 +27,9 @@
   var zoom = null;          // the page's x range [lo, hi] (every chart's), or null: the whole run
   var chosenColours = {};   // run id -> the colour its user set on this page (nuboard:colour)
   var root = null;
+  var own = {};             // chart key -> its own settings {ymin, ymax, log, smoothing, kind} (?cs=)
+  var plots = [];           // the user's charts of several scalars: [[name, ...], ...] (?plot=)
+  var DASHES = [null, [6, 4], [2, 3], [10, 3, 2, 3]];   // the 2nd, 3rd... scalar of a chart
 
   /* ---- colours ---- */
 
@@ -159,6 +162,21 @@
   /* the axes that count seconds from each run's start: wall time or process time */
   function relativeAxis() { return state.x === "relative" || state.x === "process"; }
 
+  /* the settings a chart draws with: the page's, with the chart's own (?cs=) over them */
+  function settingsOf(chart) {
+    var o = chart && own[chart.key];
+    if (!o) return state;
+    var st = Object.assign({}, state);
+    if (o.log !== undefined) st.log = o.log;
+    if (o.smoothing !== undefined) st.smoothing = o.smoothing;
+    if (o.kind !== undefined) st.smoothingKind = o.kind;
+    st.ymin = o.ymin; st.ymax = o.ymax;
+    return st;
+  }
+
+  /* the axis is another logged scalar (x=scalar:NAME): its name, else null */
+  function xScalar() { return state.x.indexOf("scalar:") === 0 ? state.x.slice(7) : null; }
+
   /* ---- series: breaks, sparseness, ranges ---- */
 
   /* a null between two points whose x gap is far larger than the series' usual step (a fork's
@@ -210,36 +228,43 @@
   }
 
   /* the 1st to 99th percentile of the values drawn (shown series), padded a little */
-  function percentileRange(u, meta) {
+  function percentileRange(u, meta, st) {
     var vals = [];
     u.series.forEach(function (s, i) {
       if (!i || !s.show || !meta[i] || meta[i].raw || meta[i].edge) return;
       var ys = u.data[i];
       for (var j = 0; j < ys.length; j++) {
         var y = ys[j];
-        if (y !== null && y !== undefined && isFinite(y) && (!state.log || y > 0)) vals.push(y);
+        if (y !== null && y !== undefined && isFinite(y) && (!st.log || y > 0)) vals.push(y);
       }
     });
     if (vals.length < 10) return null;
     vals.sort(function (a, b) { return a - b; });
     var lo = vals[Math.floor(0.01 * (vals.length - 1))], hi = vals[Math.ceil(0.99 * (vals.length - 1))];
-    if (state.log) return [lo / 1.2, hi * 1.2];
+    if (st.log) return [lo / 1.2, hi * 1.2];
     var pad = (hi - lo) * 0.05 || Math.abs(lo) * 0.1 || 1;
     return [lo - pad, hi + pad];
   }
 
-  function yRange(u, min, max, meta) {
-    if (state.outliers) {
-      var r = percentileRange(u, meta);
+  function yRange(u, min, max, meta, st) {
+    var auto = autoRange(u, min, max, meta, st);
+    /* the chart's own y range: either end given wins, the other stays automatic */
+    var lo = typeof st.ymin === "number" ? st.ymin : auto[0], hi = typeof st.ymax === "number" ? st.ymax : auto[1];
+    return hi > lo ? [lo, hi] : auto;
+  }
+
+  function autoRange(u, min, max, meta, st) {
+    if (st.outliers) {
+      var r = percentileRange(u, meta, st);
       if (r) return r;
     }
-    if (min === null || min === undefined || !isFinite(min) || !isFinite(max)) return state.log ? [0.1, 10] : [0, 1];
+    if (min === null || min === undefined || !isFinite(min) || !isFinite(max)) return st.log ? [0.1, 10] : [0, 1];
     if (min === max) {
-      if (state.log) return [min / 2, max * 2];
+      if (st.log) return [min / 2, max * 2];
       var pad = Math.abs(min) * 0.1 || 1;
       return [min - pad, max + pad];
     }
-    return state.log ? uPlot.rangeLog(min, max, 10, true) : uPlot.rangeNum(min, max, 0.1, true);
+    return st.log ? uPlot.rangeLog(min, max, 10, true) : uPlot.rangeNum(min, max, 0.1, true);
   }
 
   /* ---- one chart ---- */
@@ -247,15 +272,17 @@
   /* the payload as uPlot's tables and series (with what the tooltip and legend need in meta) */
   function build(chart) {
     var payload = chart.payload, tables = [], meta = [null], keys = [], bands = [];
-    var grouped = payload.groups && payload.groups.length;
+    var grouped = payload.groups && payload.groups.length, st = settingsOf(chart);
+    var names = payload.names || [payload.name];
+    function dashOf(line) { return DASHES[Math.max(0, names.indexOf(line.scalar)) % DASHES.length]; }
     if (grouped) {
       payload.groups.forEach(function (g) {
         var key = "g:" + JSON.stringify(g.value), colour = g.colour || "#7f7f7f";
         var centre = g[state.agg] || g.mean;
         var spread = bandOf(g, centre);
-        var mean = smooth(centre, state.smoothing);
+        var mean = smooth(centre, st.smoothing, st.smoothingKind);
         var lo = spread[0], hi = spread[1];
-        if (state.log) {
+        if (st.log) {
           var pos = function (v) { return v !== null && v > 0 ? v : null; };
           mean = mean.map(pos); lo = lo.map(pos); hi = hi.map(pos);
         }
@@ -263,23 +290,23 @@
         var at = meta.length;
         meta.push({ key: key, colour: colour, edge: true, label: g.label });
         meta.push({ key: key, colour: colour, edge: true, label: g.label });
-        meta.push({ key: key, colour: colour, label: g.label + " (" + g.count + ")", sparse: isSparse(mean) });
+        meta.push({ key: key, colour: colour, label: g.label + " (" + g.count + ")", sparse: isSparse(mean), dash: dashOf(g) });
         bands.push({ series: [at, at + 1], fill: alpha(colour, 0.15) });
         keys.push({ key: key, label: g.label, colour: colour, count: g.count });
       });
     } else {
       payload.series.forEach(function (s) {
         var colour = (!s.rank && chosenColours[s.run]) || s.colour || runColour(s.run);
-        var ys = state.log ? s.y.map(function (v) { return v !== null && v > 0 ? v : null; }) : s.y;
+        var ys = st.log ? s.y.map(function (v) { return v !== null && v > 0 ? v : null; }) : s.y;
         var broken = withBreaks(s.x, ys), xs = broken[0], raw = broken[1];
         var sparse = isSparse(raw);
-        if (state.smoothing) {
-          tables.push([xs, raw, smooth(raw, state.smoothing)]);
-          meta.push({ key: s.run, colour: colour, raw: true, label: s.label, sparse: sparse });
+        if (st.smoothing) {
+          tables.push([xs, raw, smooth(raw, st.smoothing, st.smoothingKind)]);
+          meta.push({ key: s.run, colour: colour, raw: true, label: s.label, sparse: sparse, dash: dashOf(s) });
         } else {
           tables.push([xs, raw]);
         }
-        meta.push({ key: s.run, colour: colour, label: s.label, sparse: sparse });
+        meta.push({ key: s.run, colour: colour, label: s.label, sparse: sparse, dash: dashOf(s) });
       });
     }
     if (!tables.length) return null;
@@ -319,10 +346,12 @@
 
   function makeOptions(chart, built, width) {
     var theme = themeColours();
-    var series = [{ label: state.x === "step" ? "step" : (state.x === "wall" ? "time" : (state.x === "process" ? "process time" : "elapsed")) }];
+    var st = settingsOf(chart);
+    var series = [{ label: xScalar() || (state.x === "step" ? "step" : (state.x === "wall" ? "time" : (state.x === "process" ? "process time" : "elapsed"))) }];
     built.meta.slice(1).forEach(function (m) {
       series.push({
         label: m.label, stroke: strokeFor(m), width: m.raw ? 1 : (m.edge ? 0 : 1.6), spanGaps: false,
+        dash: m.dash || undefined,
         show: !hidden[m.key],
         points: { show: function () { return !!m.sparse && !m.raw; }, size: 5, fill: strokeFor(m), stroke: strokeFor(m) }
       });
@@ -335,7 +364,7 @@
     } else if (state.x === "wall") {
       xAxis.space = 80;           // room for uPlot's two-line date labels
     } else {
-      xAxis.incrs = Num.STEP_INCRS;
+      if (!xScalar()) xAxis.incrs = Num.STEP_INCRS;     // a logged scalar's x may be fractional
       xAxis.space = 60;
       xAxis.values = function (u, vals) { return Num.distinct(vals, Num.si); };
     }
@@ -348,7 +377,7 @@
       };
     }
     if (state.x !== "wall") xAxis.values = kept("xTicks", xAxis.values);
-    var range = function (u, min, max) { return yRange(u, min, max, chart.meta); };
+    var range = function (u, min, max) { return yRange(u, min, max, chart.meta, st); };
     /* the y axis as wide as its widest label (measured in its font), so no label is clipped */
     var yAxis = Object.assign({}, axis, {
       font: Num.AXIS_FONT,
@@ -359,7 +388,7 @@
     return {
       width: width, height: 240, series: series, bands: built.bands,
       scales: { x: { time: state.x === "wall", range: function (u, min, max) { return xRange(u, min, max, chart.range); } },
-                y: state.log ? { distr: 3, range: range } : { range: range } },
+                y: st.log ? { distr: 3, range: range } : { range: range } },
       axes: [xAxis, yAxis],
       legend: { show: false },
       focus: { alpha: 0.35 },
@@ -428,7 +457,7 @@
     tip.textContent = "";
     var head = document.createElement("div");
     head.className = "tip-x";
-    head.textContent = (state.x === "step" ? "step " : "") + xLabel(u.data[0][idx]);
+    head.textContent = (state.x === "step" ? "step " : xScalar() ? xScalar() + " " : "") + xLabel(u.data[0][idx]);
     tip.appendChild(head);
     rows.forEach(function (r) {
       var row = document.createElement("div");
@@ -466,7 +495,7 @@
     var plotEl = $(".plot", chart.el);
     var note = $(".chart-note", chart.el);
     var built = chart.payload ? build(chart) : null;
-    var shape = built && JSON.stringify([state, plotEl.clientWidth, built.meta.slice(1).map(function (m) {
+    var shape = built && JSON.stringify([settingsOf(chart), plotEl.clientWidth, built.meta.slice(1).map(function (m) {
       return [m.key, m.label, m.colour, !!m.raw, !!m.edge, !!m.sparse];
     })]);
     if (fresh && built && chart.plot && chart.shape === shape) {
@@ -497,6 +526,7 @@
       groupLegend(built.groupKeys);
     }
     describe(chart, note);
+    chart.el.dispatchEvent(new CustomEvent("nuboard:chart-drawn", { bubbles: true }));
   }
 
   function describe(chart, note) {
@@ -512,11 +542,13 @@
      range (chart.range, data-fetched) goes with it */
   function fetchChart(chart) {
     var want = zoom ? zoom.slice() : null;
-    var params = new URLSearchParams({ name: chart.name, runs: root.dataset.runs, x: state.x,
+    var params = new URLSearchParams({ runs: root.dataset.runs, x: state.x,
                                        rank: state.rank, buckets: String(chart.buckets()) });
+    chart.names.forEach(function (n) { params.append("name", n); });
     groupList().forEach(function (k) { params.append("group", k); });
     if (want) { params.set("lo", want[0]); params.set("hi", want[1]); }
     var seq = ++chart.seq;
+    chart.asked = params;
     chart.el.dataset.asked = want ? want.join(",") : "";
     return fetch(root.dataset.api + "?" + params.toString(), { headers: { Accept: "application/json" } })
       .then(function (r) {
@@ -675,7 +707,7 @@
         // a page without the group select (the run page) keeps the Charts page's choice
         group: $("#group-by") ? state.group : stored().group,
         then: $("#group-by") ? state.then : stored().then,
-        agg: state.agg, band: state.band }));
+        agg: state.agg, band: state.band, cs: own, plots: plots }));
     } catch (e) { /* private mode: the URL still keeps them */ }
   }
 
@@ -704,6 +736,19 @@
     if (!AGGS[s.agg]) s.agg = DEFAULTS.agg;
     if (!BANDS[s.band]) s.band = DEFAULTS.band;
     state = s;
+    own = {};
+    var wanted = saved.cs;
+    if (url.has("cs")) { try { wanted = JSON.parse(url.get("cs")); } catch (e) { wanted = null; } }
+    if (wanted && typeof wanted === "object") Object.keys(wanted).forEach(function (k) {
+      var o = window.NuBoardChartOwn ? window.NuBoardChartOwn.check(wanted[k]) : null;
+      if (o) own[k] = o;
+    });
+    var asked = url.has("plot") ? url.getAll("plot").map(function (t) { try { return JSON.parse(t); } catch (e) { return null; } })
+      : (Array.isArray(saved.plots) ? saved.plots : []);
+    plots = asked.filter(function (names) {
+      return Array.isArray(names) && names.length >= 1 && names.length <= 10 &&
+        names.every(function (n) { return typeof n === "string" && n; });
+    });
     pins = Array.isArray(saved.pins) ? saved.pins.filter(function (p) { return typeof p === "string"; }) : [];
     $("#x-axis").value = s.x;
     if ($("#rank")) $("#rank").value = String(s.rank);
@@ -747,6 +792,9 @@
     groupList().forEach(function (k) { params.append("group", k); });
     if (state.group && state.agg !== DEFAULTS.agg) params.set("agg", state.agg); else params.delete("agg");
     if (state.group && state.band !== DEFAULTS.band) params.set("band", state.band); else params.delete("band");
+    if (Object.keys(own).length) params.set("cs", JSON.stringify(own)); else params.delete("cs");
+    params.delete("plot");
+    plots.forEach(function (names) { params.append("plot", JSON.stringify(names)); });
     window.history.replaceState(null, "", window.location.pathname + "?" + params.toString());
   }
 
@@ -810,6 +858,159 @@
     applyFilter();
   }
 
+  /* ---- what a chart drew, for static/chart_tools.js (CSV, PNG, full screen) ---- */
+
+  /* {name, xLabel, x: [...], columns: [{label, run, line: "line"|"raw"|"low"|"high", shown,
+     values: [...]}], query: the data request's query string (URLSearchParams)}, the values as
+     drawn (smoothed, log-masked) on uPlot's joined x; null before the chart has drawn */
+  function drawn(fig) {
+    var chart = fig && fig._chart;
+    if (!chart || !chart.plot) return null;
+    var data = chart.plot.data, columns = [];
+    chart.meta.forEach(function (m, i) {
+      if (!i || !m) return;
+      var line = m.raw ? "raw" : m.edge ? (columns.length && columns[columns.length - 1].line === "high" ? "low" : "high") : "line";
+      columns.push({ label: m.label, run: m.key, line: line, shown: chart.plot.series[i].show !== false,
+                     values: Array.prototype.slice.call(data[i]) });
+    });
+    return { name: chart.name, xLabel: chart.el.dataset.xLabel || "x", x: Array.prototype.slice.call(data[0]),
+             columns: columns, query: new URLSearchParams(chart.asked ? chart.asked.toString() : "") };
+  }
+
+  /* draw a chart again at its box's new size (after it went full screen, or came back) */
+  function redraw(fig) {
+    var chart = fig && fig._chart;
+    if (chart && chart.payload) { chart.shape = null; draw(chart); }
+  }
+
+  window.NuBoardCharts = { drawn: drawn, redraw: redraw };
+
+  /* ---- the charts: each figure (a scalar's, or the user's of several), its own settings ---- */
+
+  var watch = null;          // starts watching a chart's figure for when it comes into view
+
+  function chartKey(names) { return names.length > 1 ? "+" + JSON.stringify(names) : names[0]; }
+
+  function addChart(el, names) {
+    var tip = document.createElement("div");
+    tip.className = "chart-tip";
+    tip.hidden = true;
+    el.appendChild(tip);
+    var chart = { el: el, names: names, name: names.join(" + "), key: chartKey(names), range: null, seq: 0,
+                  plot: null, payload: null, visible: false, tip: tip, order: charts.length, home: el.parentNode,
+                  buckets: function () {
+                    /* 1000 (the server's default, which it computes ahead for the first charts)
+                       up to 1000 px wide, one a pixel above, at most 2000 */
+                    var w = Math.round(el.clientWidth || 600);
+                    return w <= 1000 ? 1000 : Math.min(2000, w); } };
+    el._chart = chart;
+    el.addEventListener("dblclick", function (ev) {   // on the plot: every chart back to the whole run
+      if (ev.target.closest(".plot") && (zoom || charts.some(function (c) { return c.range; }))) zoomTo(null);
+    });
+    var pin = $("button.pin", el);
+    if (pin) pin.addEventListener("click", function () {
+      var at = pins.indexOf(chart.name);
+      if (at >= 0) pins.splice(at, 1); else pins.push(chart.name);
+      save(); placePins();
+    });
+    ownSettings(chart);
+    charts.push(chart);
+    if (watch) watch(el);
+    return chart;
+  }
+
+  /* the chart's settings button and form (static/chart_own.js): its own y range, log scale and
+     smoothing win over the page's for this chart until Reset */
+  function ownSettings(chart) {
+    var caption = $("figcaption", chart.el), Own = window.NuBoardChartOwn;
+    if (!caption || !Own) return;
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "chart-own-toggle";
+    button.textContent = "\u2699";
+    button.title = "This chart's settings";
+    button.setAttribute("aria-label", "settings of " + chart.name);
+    button.setAttribute("aria-expanded", "false");
+    var form = Own.form(own[chart.key], function (settings) {
+      if (settings) own[chart.key] = settings; else delete own[chart.key];
+      chart.el.classList.toggle("own-settings", !!settings);
+      updateUrl(); save();
+      if (chart.payload) draw(chart);
+    });
+    chart.el.classList.toggle("own-settings", !!own[chart.key]);
+    button.addEventListener("click", function () {
+      form.hidden = !form.hidden;
+      button.setAttribute("aria-expanded", form.hidden ? "false" : "true");
+    });
+    caption.insertBefore(button, $("button.pin, button.chart-remove", caption));
+    caption.parentNode.insertBefore(form, caption.nextSibling);
+  }
+
+  /* a figure for the user's chart of several scalars, in the "Your charts" section */
+  function plotFigure(names) {
+    var fig = document.createElement("figure");
+    fig.className = "chart plot-of-several";
+    fig.dataset.names = JSON.stringify(names);
+    var caption = document.createElement("figcaption");
+    var title = document.createElement("span");
+    title.className = "chart-name";
+    title.textContent = names.join(" + ");
+    var remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "chart-remove";
+    remove.textContent = "\u00d7";
+    remove.title = "Remove this chart";
+    remove.setAttribute("aria-label", "remove the chart of " + names.join(", "));
+    remove.addEventListener("click", function () {
+      var key = chartKey(names);
+      plots = plots.filter(function (p) { return chartKey(p) !== key; });
+      delete own[key];
+      charts = charts.filter(function (c) { return c.el !== fig; });
+      if (fig._chart.plot) fig._chart.plot.destroy();
+      fig.remove();
+      $(".chart-group.custom", root).hidden = !plots.length;
+      updateUrl(); save();
+    });
+    caption.appendChild(title); caption.appendChild(remove);
+    var plot = document.createElement("div");
+    plot.className = "plot";
+    var note = document.createElement("p");
+    note.className = "chart-note muted";
+    fig.appendChild(caption); fig.appendChild(plot); fig.appendChild(note);
+    $(".chart-group.custom .chart-grid", root).appendChild(fig);
+    return fig;
+  }
+
+  /* the New chart box: tick scalars (up to 10), Add chart draws them on one chart */
+  function initNewChart() {
+    var box = $("#new-chart", root);
+    if (!box) return;
+    var find = $("#new-chart-find", box), add = $("#new-chart-add", box), msg = $("#new-chart-msg", box);
+    find.addEventListener("input", function () {
+      var text = find.value.trim().toLowerCase();
+      $$("li", box).forEach(function (li) { li.hidden = !!text && li.textContent.toLowerCase().indexOf(text) < 0; });
+    });
+    find.addEventListener("keydown", function (ev) { if (ev.key === "Enter") ev.preventDefault(); });
+    add.addEventListener("click", function () {
+      var names = $$("input[type=checkbox]:checked", box).map(function (c) { return c.value; });
+      if (names.length < 1 || names.length > 10) {
+        msg.textContent = names.length ? "A chart draws at most 10 scalars: " + names.length + " are ticked."
+                                       : "Tick the scalars to draw on one chart.";
+        return;
+      }
+      msg.textContent = "";
+      if (plots.some(function (p) { return chartKey(p) === chartKey(names); })) return;
+      plots.push(names);
+      $(".chart-group.custom", root).hidden = false;
+      var chart = addChart(plotFigure(names), names);
+      $$("input[type=checkbox]:checked", box).forEach(function (c) { c.checked = false; });
+      box.open = false;
+      updateUrl(); save();
+      chart.visible = true;
+      fetchChart(chart);
+    });
+  }
+
   /* ---- the page ---- */
 
   function initCharts() {
@@ -829,31 +1030,11 @@
         fetchChart(chart);
       });
     }, { rootMargin: "200px" });
-    $$(".chart", root).forEach(function (el, i) {
-      var tip = document.createElement("div");
-      tip.className = "chart-tip";
-      tip.hidden = true;
-      el.appendChild(tip);
-      var chart = { el: el, name: el.dataset.name, range: null, seq: 0, plot: null, payload: null,
-                    visible: false, tip: tip, order: i, home: el.parentNode,
-                    buckets: function () {
-                      /* 1000 (the server's default, which it computes ahead for the first charts)
-                         up to 1000 px wide, one a pixel above, at most 2000 */
-                      var w = Math.round(el.clientWidth || 600);
-                      return w <= 1000 ? 1000 : Math.min(2000, w); } };
-      el._chart = chart;
-      el.addEventListener("dblclick", function (ev) {   // on the plot: every chart back to the whole run
-        if (ev.target.closest(".plot") && (zoom || charts.some(function (c) { return c.range; }))) zoomTo(null);
-      });
-      var pin = $("button.pin", el);
-      if (pin) pin.addEventListener("click", function () {
-        var at = pins.indexOf(chart.name);
-        if (at >= 0) pins.splice(at, 1); else pins.push(chart.name);
-        save(); placePins();
-      });
-      charts.push(chart);
-      observer.observe(el);
-    });
+    watch = function (el) { observer.observe(el); };
+    $$(".chart", root).forEach(function (el) { addChart(el, [el.dataset.name]); });
+    plots.forEach(function (names) { addChart(plotFigure(names), names); });
+    $(".chart-group.custom", root).hidden = !plots.length;
+    initNewChart();
     placePins();
     /* the charts in the first screen are asked for now, not after the observer's first callback
        (a frame later): the server starts on them while the page finishes loading */

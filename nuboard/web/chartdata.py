@@ -27,6 +27,7 @@ from nuboard.eventlog.parquet import current_parquet_meta, read_table
 from nuboard.eventlog.reader import RunReader, Scalar, log_meta
 from nuboard.files import layout
 
+from .chart_xscalar import paired_axis, x_scalar
 from .downsampling import (
     Axis,
     axis_from_arrays,
@@ -95,6 +96,7 @@ class CachedSeries:
         self.starts, self.timeline = starts, timeline
         self.own_bytes = own_bytes
         self._axes: dict[str, tuple[Axis, float]] = {}
+        self._paired: dict[str, tuple[CachedSeries, int, Axis]] = {}   # x scalar -> its axis
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -110,7 +112,20 @@ class CachedSeries:
         """Memory this series holds of its own (slices of a shared table count nothing; an
         Axis that serves several x kinds counts once)."""
         axes = {id(a): a for a, _ in list(self._axes.values())}
-        return self.own_bytes + sum(a.nbytes for a in axes.values())
+        paired = sum(a.nbytes + len(a) * 16 for _, _, a in list(self._paired.values()))
+        return self.own_bytes + sum(a.nbytes for a in axes.values()) + paired
+
+    def paired(self, other: "CachedSeries") -> Axis:
+        """The Axis of this scalar against another logged scalar, paired by step
+        (chart_xscalar); kept while the other series and this one are the same."""
+        with self._lock:
+            found = self._paired.get(other.name)
+            if found is not None and found[0] is other and found[1] == len(other):
+                return found[2]
+        axis = paired_axis(self.steps, self.values, other.steps, other.values)
+        with self._lock:
+            self._paired[other.name] = (other, len(other), axis)
+        return axis
 
     def axis(self, kind: str = "step") -> Axis:
         """The prepared Axis for an x kind (X_KINDS); built once. On the relative axes its x
@@ -509,8 +524,10 @@ def series_payload(cache: SeriesCache, run_dir: PathArg, rank: int, name: str, *
     """The JSON body of the chart data endpoint for one scalar; None when there is no such scalar.
 
     Args:
-        x: 'step', 'wall' (epoch seconds), 'relative' (seconds since first_wall) or 'process'
-            (seconds while the run ran; see Timeline); lo and hi are in the same unit.
+        x: 'step', 'wall' (epoch seconds), 'relative' (seconds since first_wall), 'process'
+            (seconds while the run ran; see Timeline) or 'scalar:NAME' (another scalar's
+            values, paired by step: chart_xscalar; None when the run has no such scalar);
+            lo and hi are in the same unit.
         buckets: about the chart's width in pixels; at most 2 * buckets + 4 points are sent.
         live: the run may still be writing (see SeriesCache.get).
 
@@ -521,12 +538,20 @@ def series_payload(cache: SeriesCache, run_dir: PathArg, rank: int, name: str, *
         gap. "total" counts the points on this axis: on the relative axes, a fork's copy of its
         parent's points is left out.
     """
-    if x not in X_KINDS:
-        raise ValueError(f"x={x!r} is not one of {', '.join(map(repr, X_KINDS))}.")
-    series = cache.get(run_dir, rank, name, live=live, x=x)
+    x_name = x_scalar(x)
+    if x_name is None and x not in X_KINDS:
+        raise ValueError(f"x={x!r} is not one of {', '.join(map(repr, X_KINDS))} "
+                         f"or scalar:NAME.")
+    series = cache.get(run_dir, rank, name, live=live, x=None if x_name else x)
     if series is None:
         return None
-    axis, shift = series.view(x)
+    if x_name is not None:
+        other = cache.get(run_dir, rank, x_name, live=live)
+        if other is None:
+            return None
+        axis, shift = series.paired(other), 0.0
+    else:
+        axis, shift = series.view(x)
     out = reduce_axis(axis, lo=None if lo is None else lo + shift,
                       hi=None if hi is None else hi + shift, buckets=buckets)
     xs = [v - shift for v in out.x] if shift else out.x

@@ -18,6 +18,7 @@ from nuboard.files.records import display_status
 
 from .chart_groups import GroupKeyError, check_group_keys, combined_group, group_keys, group_lines, group_of
 from .chart_prefetch import run_in_background
+from .chart_xscalar import check_x_scalar, x_scalar
 from .chartdata import series_payload
 from .context import catalogs, load_project, prefetch, root_dir, series_cache, wants_json
 from .media_section import media_context
@@ -130,9 +131,7 @@ def chart_context(project: str, ids: list[str]) -> dict:
     names, ranks = _scalar_names(project, [r["id"] for r in found])
     prefixes = own_prefixes(project, [r["run_id"] for r in found])
     system = prefixes["system"]
-    x = request.args.get("x", "step")
-    if x not in X_AXES:
-        abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
+    x = _x_axis()
     configs = run_reads.config_rows(catalogs().get(project), [r["id"] for r in found])
     colours = project_colours(project)
     grouped = _group_keys()
@@ -145,6 +144,7 @@ def chart_context(project: str, ids: list[str]) -> dict:
             "group_keys": group_keys([r["group_name"] for r in found],
                                      [configs[r["id"]] for r in found]),
             "rank": request.args.get("rank", "0"), "x": x, "newest": False,
+            "x_scalars": [n for n in names if not n.startswith(f"{system}/")],
             "live": any(r["status"] == "running" for r in found)}
 
 
@@ -186,6 +186,32 @@ def prefetch_charts(project: str, found: list[dict], x: str, rank: str, names: l
         for name in names])
 
 
+def _x_axis() -> str:
+    """?x: one of X_AXES or scalar:NAME (another logged scalar, chart_xscalar); 400 if not."""
+    x = request.args.get("x", "step")
+    if x not in X_AXES and x_scalar(x) is None:
+        abort(400, description=f"x {x[:60]!r} is not an axis: use one of {', '.join(X_AXES)} "
+                               "or scalar:NAME (a logged scalar, such as scalar:tokens).")
+    problem = check_x_scalar(x)
+    if problem:
+        abort(400, description=problem + ".")
+    return x
+
+
+MAX_NAMES = 10
+
+
+def _names() -> list[str]:
+    """?name, once per scalar the chart draws (1 to MAX_NAMES, each distinct); 400 if not."""
+    names = list(dict.fromkeys(request.args.getlist("name")))
+    if not names or any(not n or len(n) > 1000 for n in names):
+        abort(400, description="name: give the scalar's name, such as train/loss.")
+    if len(names) > MAX_NAMES:
+        abort(400, description=f"name is given {len(names)} times: a chart draws at most "
+                               f"{MAX_NAMES} scalars.")
+    return names
+
+
 def _number(name: str) -> float | None:
     text = request.args.get(name)
     if text in (None, ""):
@@ -225,19 +251,17 @@ def chart_series(cache, root, project: str, rows: dict, ids: list[str], name: st
 
 @charts.get("/api/p/<project:project>/.chart")
 def data(project: str):
-    """One scalar of several runs: {'name', 'x', 'range', 'series': [{run, rank, label, colour,
-    x, y, ...}]}; with ?group=KEY, 'series' is empty and 'groups' holds one line per group.
+    """One scalar (or several: ?name given up to MAX_NAMES times) of several runs: {'name',
+    'names', 'x', 'range', 'series': [{run, rank, label, colour, scalar, x, y, ...}]}; with
+    ?group=KEY, 'series' is empty and 'groups' holds one line per group and scalar. ?x is a
+    kind of X_AXES or scalar:NAME, another logged scalar paired by step (chart_xscalar).
     'range' is the [lo, hi] the data was cut for, in the axis's own units (steps, epoch
     seconds, or seconds on the relative axes; either may be null), or null for the whole run.
     Bad input answers 4xx and a catalog that cannot be read 503, each as {'error': message}
     (app.py's handlers: the path is under /api/)."""
-    name = request.args.get("name", "")
-    if not name or len(name) > 1000:
-        abort(400, description="name: give the scalar's name, such as train/loss.")
+    names = _names()
     ids = chosen_runs(project)
-    x = request.args.get("x", "step")
-    if x not in X_AXES:
-        abort(400, description=f"x {x!r} is not an axis: use one of {', '.join(X_AXES)}.")
+    x = _x_axis()
     rank_arg = request.args.get("rank", "0")
     lo, hi = _number("lo"), _number("hi")
     if lo is not None and hi is not None and lo > hi:
@@ -251,21 +275,43 @@ def data(project: str):
     if rank_arg != "all" and not rank_arg.isdigit():
         abort(400, description=f"rank {rank_arg!r}: give a number or 'all'.")
     rows = _run_rows(project, ids)
+    per_name = [_one_scalar(project, rows, ids, name, x=x, rank_arg=rank_arg, lo=lo, hi=hi,
+                            buckets=buckets) for name in names]
+    body = {"name": names[0], "names": names, "x": x, "rank": rank_arg, "lo": lo, "hi": hi,
+            "range": None if lo is None and hi is None else [lo, hi],
+            "series": _named(per_name, names),
+            "live": any(rows[r]["status"] == "running" for r in ids if r in rows),
+            "status": {r: rows[r]["status"] for r in ids if r in rows}}
+    if group:
+        runs_groups = _groups_of(project, group, list(rows.values()))
+        body.update(series=[], grouped_by=group, groups=_named(
+            [group_lines(out, runs_groups, buckets) for out in per_name], names))
+    return body
+
+
+def _one_scalar(project: str, rows: dict, ids: list[str], name: str, *, x: str, rank_arg: str,
+                lo: float | None, hi: float | None, buckets: int) -> list[dict]:
+    """chart_series for one scalar, taken from the page's prefetch when it computed it."""
     key = (project, name, tuple(ids), x, rank_arg, buckets)
     out = prefetch().take(key) if lo is None and hi is None else None
     if out is None:
         out = chart_series(series_cache(), root_dir(), project, rows, ids, name, x=x,
                            rank_arg=rank_arg, lo=lo, hi=hi, buckets=buckets,
                            colours=project_colours(project))
-    body = {"name": name, "x": x, "rank": rank_arg, "lo": lo, "hi": hi,
-            "range": None if lo is None and hi is None else [lo, hi], "series": out,
-            "live": any(rows[r]["status"] == "running" for r in ids if r in rows),
-            "status": {r: rows[r]["status"] for r in ids if r in rows}}
-    if group:
-        body.update(series=[], grouped_by=group,
-                    groups=group_lines(out, _groups_of(project, group, list(rows.values())),
-                                       buckets))
-    return body
+    return out
+
+
+def _named(lines: list[list[dict]], names: list[str]) -> list[dict]:
+    """The lines of each scalar, in one list, each with its 'scalar'; with several scalars
+    on the chart, each label ends with its scalar's name."""
+    out = []
+    for name, group in zip(names, lines):
+        for line in group:
+            line["scalar"] = name
+            if len(names) > 1:
+                line["label"] = f"{line['label']} · {name}"
+            out.append(line)
+    return out
 
 
 def _groups_of(project: str, keys: list[str], rows: list[dict]) -> dict[str, tuple]:
