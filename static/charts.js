@@ -386,7 +386,7 @@
     });
     xAxis.font = Num.AXIS_FONT;
     return {
-      width: width, height: 240, series: series, bands: built.bands,
+      width: width, height: +chart.el.dataset.plotHeight || 240, series: series, bands: built.bands,
       scales: { x: { time: state.x === "wall", range: function (u, min, max) { return xRange(u, min, max, chart.range); } },
                 y: st.log ? { distr: 3, range: range } : { range: range } },
       axes: [xAxis, yAxis],
@@ -870,7 +870,7 @@
     chart.meta.forEach(function (m, i) {
       if (!i || !m) return;
       var line = m.raw ? "raw" : m.edge ? (columns.length && columns[columns.length - 1].line === "high" ? "low" : "high") : "line";
-      columns.push({ label: m.label, run: m.key, line: line, shown: chart.plot.series[i].show !== false,
+      columns.push({ label: m.label, run: m.key, line: line, colour: m.colour, shown: chart.plot.series[i].show !== false,
                      values: Array.prototype.slice.call(data[i]) });
     });
     return { name: chart.name, xLabel: chart.el.dataset.xLabel || "x", x: Array.prototype.slice.call(data[0]),

@@ -71,6 +71,7 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     install_filters(app)
 
     from .artifacts_page import artifacts_page
+    from .chart_csv import chart_csv
     from .charts import charts
     from .colour_edit import colour_edit
     from .files import files
@@ -83,7 +84,7 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     from .scatter import scatter
     from .timeline import timeline
     for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page, colour_edit,
-                      media, media_files, run_diff_page, scatter, parallel):
+                      media, media_files, run_diff_page, scatter, parallel, chart_csv):
         app.register_blueprint(blueprint)
     if edit_artifacts:                        # without the flag these routes do not exist
         from .artifact_edit import artifact_edit

@@ -50,7 +50,7 @@ def chosen_runs(project: str) -> list[str]:
     return list(seen)
 
 
-def _run_rows(project: str, ids: list[str]) -> dict[str, dict]:
+def run_rows(project: str, ids: list[str]) -> dict[str, dict]:
     """The catalog rows of these runs, each with the status the Runs table shows (a running
     run whose heartbeat stopped is 'lost': records.display_status)."""
     catalog = catalogs().get(project)
@@ -125,13 +125,13 @@ def _group_keys() -> list[str]:
 def chart_context(project: str, ids: list[str]) -> dict:
     """What templates/_chart_grid.html needs to chart these runs (static/charts.js draws them):
     the Charts page's and the run page's Charts tab's. Also 'found', the catalog rows."""
-    rows = _run_rows(project, ids)
+    rows = run_rows(project, ids)
     missing = [r for r in ids if r not in rows]
     found = [rows[r] for r in ids if r in rows]
     names, ranks = _scalar_names(project, [r["id"] for r in found])
     prefixes = own_prefixes(project, [r["run_id"] for r in found])
     system = prefixes["system"]
-    x = _x_axis()
+    x = x_axis_arg()
     configs = run_reads.config_rows(catalogs().get(project), [r["id"] for r in found])
     colours = project_colours(project)
     grouped = _group_keys()
@@ -186,7 +186,7 @@ def prefetch_charts(project: str, found: list[dict], x: str, rank: str, names: l
         for name in names])
 
 
-def _x_axis() -> str:
+def x_axis_arg() -> str:
     """?x: one of X_AXES or scalar:NAME (another logged scalar, chart_xscalar); 400 if not."""
     x = request.args.get("x", "step")
     if x not in X_AXES and x_scalar(x) is None:
@@ -201,7 +201,7 @@ def _x_axis() -> str:
 MAX_NAMES = 10
 
 
-def _names() -> list[str]:
+def chart_names() -> list[str]:
     """?name, once per scalar the chart draws (1 to MAX_NAMES, each distinct); 400 if not."""
     names = list(dict.fromkeys(request.args.getlist("name")))
     if not names or any(not n or len(n) > 1000 for n in names):
@@ -212,7 +212,7 @@ def _names() -> list[str]:
     return names
 
 
-def _number(name: str) -> float | None:
+def number_arg(name: str) -> float | None:
     text = request.args.get(name)
     if text in (None, ""):
         return None
@@ -228,7 +228,7 @@ def _number(name: str) -> float | None:
 def chart_series(cache, root, project: str, rows: dict, ids: list[str], name: str, *, x: str,
                  rank_arg: str, lo: float | None, hi: float | None, buckets: int,
                  colours) -> list[dict]:
-    """The data endpoint's 'series' for one scalar of these runs (rows: _run_rows's), each
+    """The data endpoint's 'series' for one scalar of these runs (rows: run_rows's), each
     run's points downsampled; no Flask in here, so the page's prefetch thread runs it too."""
     out = []
     for run_id in ids:
@@ -259,11 +259,11 @@ def data(project: str):
     seconds, or seconds on the relative axes; either may be null), or null for the whole run.
     Bad input answers 4xx and a catalog that cannot be read 503, each as {'error': message}
     (app.py's handlers: the path is under /api/)."""
-    names = _names()
+    names = chart_names()
     ids = chosen_runs(project)
-    x = _x_axis()
+    x = x_axis_arg()
     rank_arg = request.args.get("rank", "0")
-    lo, hi = _number("lo"), _number("hi")
+    lo, hi = number_arg("lo"), number_arg("hi")
     if lo is not None and hi is not None and lo > hi:
         abort(400, description=f"lo={lo!r} is above hi={hi!r}: give lo <= hi.")
     try:
@@ -274,7 +274,7 @@ def data(project: str):
     group = _group_keys()
     if rank_arg != "all" and not rank_arg.isdigit():
         abort(400, description=f"rank {rank_arg!r}: give a number or 'all'.")
-    rows = _run_rows(project, ids)
+    rows = run_rows(project, ids)
     per_name = [_one_scalar(project, rows, ids, name, x=x, rank_arg=rank_arg, lo=lo, hi=hi,
                             buckets=buckets) for name in names]
     body = {"name": names[0], "names": names, "x": x, "rank": rank_arg, "lo": lo, "hi": hi,
