@@ -6,7 +6,9 @@
    range are faded. The ranges go into the URL (history.replaceState, ?brush=field:lo:hi,...),
    the count and the links follow: "Chart these runs" (?runs= of at most data-max runs inside)
    and "Select in the Runs table" (the Runs page's selection, kept per project in
-   sessionStorage by nuboard.js, set to the runs inside before going there).
+   sessionStorage by nuboard.js, set to the runs inside before going there). Hovering near a
+   line names its run and values (the run is drawn on top, thick); a click there opens the run.
+   Dragging an axis's name sideways moves the axis; the order goes into the URL (?axes=).
    No inline scripts (CSP); user text reaches the DOM through textContent only. */
 (function () {
   "use strict";
@@ -159,6 +161,14 @@
       self.line(ctx, k);
       ctx.stroke();
     });
+    if (this.hover !== null && this.hover !== undefined) {     /* the run under the cursor, on top */
+      ctx.globalAlpha = 1;
+      ctx.lineWidth = 3.5;
+      ctx.strokeStyle = self.data.runs[this.hover].colour;
+      ctx.beginPath();
+      self.line(ctx, this.hover);
+      ctx.stroke();
+    }
     ctx.globalAlpha = 1;
     /* the axes, their ticks, labels and brushed ranges */
     ctx.font = "11px system-ui, sans-serif";
@@ -189,7 +199,13 @@
         ctx.lineTo(x, y);
         ctx.stroke();
         var label = String(t[1]);
-        ctx.fillText(label.length > 14 ? label.slice(0, 13) + "…" : label, x - 6, y);
+        label = label.length > 14 ? label.slice(0, 13) + "…" : label;
+        ctx.save();                     /* a halo in the page's colour: readable over 2,000 lines */
+        ctx.lineWidth = 3;
+        ctx.strokeStyle = theme.bg;
+        ctx.strokeText(label, x - 6, y);
+        ctx.restore();
+        ctx.fillText(label, x - 6, y);
       });
       ctx.fillStyle = theme.fg;
       ctx.textAlign = i === 0 ? "left" : i === self.axes.length - 1 ? "right" : "center";
@@ -226,6 +242,65 @@
     }
   };
 
+  /* the run whose line passes nearest (x, y), within 6 px; runs inside the brushes first */
+  Plot.prototype.runAt = function (x, y) {
+    var i = -1;
+    for (var j = 0; j + 1 < this.xs.length; j++) if (x >= this.xs[j] && x <= this.xs[j + 1]) i = j;
+    if (i < 0) return null;
+    var best = null, bestD = 6, self = this, t = (x - this.xs[i]) / (this.xs[i + 1] - this.xs[i]);
+    [true, false].forEach(function (wanted) {
+      if (best !== null) return;
+      for (var k = 0; k < self.pos.length; k++) {
+        var a = self.pos[k][i], b = self.pos[k][i + 1];
+        if (a === null || b === null || self.isInside(k) !== wanted) continue;
+        var ya = self.y(i, a), yb = self.y(i + 1, b);
+        var d = Math.abs(ya + t * (yb - ya) - y) / Math.sqrt(1 + Math.pow((yb - ya) / (self.xs[i + 1] - self.xs[i]), 2));
+        if (d < bestD) { bestD = d; best = k; }
+      }
+    });
+    return best;
+  };
+
+  /* the tooltip naming run k and its values, at the cursor */
+  Plot.prototype.showTip = function (k, x, y) {
+    var tip = document.getElementById("pc-tip");
+    if (!tip) return;
+    if (k === null) { tip.hidden = true; this.box.dataset.hover = ""; return; }
+    var run = this.data.runs[k];
+    tip.textContent = "";
+    var head = document.createElement("div");
+    head.className = "pc-tip-name";
+    head.textContent = run.name || run.id;
+    tip.appendChild(head);
+    this.axes.forEach(function (axis) {
+      var row = document.createElement("div"), v = run.values[axis.field];
+      row.textContent = axis.field + ": " + (v === null || v === undefined ? "-" : typeof v === "number" ? num(v) : String(v));
+      tip.appendChild(row);
+    });
+    tip.hidden = false;
+    var left = x + 14, top = y + 14;
+    if (left + tip.offsetWidth > this.width) left = Math.max(0, x - tip.offsetWidth - 14);
+    tip.style.left = left + "px";
+    tip.style.top = top + "px";
+    this.box.dataset.hover = run.id;
+  };
+
+  /* move axis `from` to place `to`, and keep the order in the URL and the form */
+  Plot.prototype.moveAxis = function (from, to) {
+    if (from === to) return;
+    var self = this;
+    [this.axes, this.scale, this.unscale].forEach(function (list) { list.splice(to, 0, list.splice(from, 1)[0]); });
+    this.pos.forEach(function (row) { row.splice(to, 0, row.splice(from, 1)[0]); });
+    var fields = this.axes.map(function (a) { return a.field; }).join(",");
+    var url = new URL(window.location.href);
+    url.searchParams.set("axes", fields);
+    window.history.replaceState(null, "", url.toString());
+    var input = document.getElementById("pc-axes");
+    if (input) input.value = fields;
+    self.layout();
+    self.draw();
+  };
+
   Plot.prototype.axisAt = function (x) {
     for (var i = 0; i < this.xs.length; i++) if (Math.abs(this.xs[i] - x) <= HIT) return i;
     return -1;
@@ -238,16 +313,36 @@
       return [ev.clientX - r.left, ev.clientY - r.top];
     }
     function fraction(y) { return Math.min(1, Math.max(0, (self.bottom - y) / (self.bottom - self.top))); }
+    function nameAt(p) {       /* an axis's name, above its top: [index] or -1 */
+      if (p[1] > self.top - 10 || p[1] < 0) return -1;     /* the names sit 12 px above the top */
+      for (var i = 0; i < self.xs.length; i++) if (Math.abs(self.xs[i] - p[0]) <= 60) return i;
+      return -1;
+    }
     this.canvas.addEventListener("mousedown", function (ev) {
-      var p = point(ev), i = self.axisAt(p[0]);
-      if (i < 0) return;
+      var p = point(ev), named = nameAt(p);
+      if (named >= 0) { ev.preventDefault(); drag = { move: named, x: p[0] }; return; }
+      var i = self.axisAt(p[0]);
+      if (i < 0) {
+        var k = self.runAt(p[0], p[1]);
+        if (k !== null && self.data.runs[k].url) window.location.href = self.data.runs[k].url;
+        return;
+      }
       ev.preventDefault();
       drag = { axis: i, from: p[1], moved: false };
     });
+    this.canvas.addEventListener("mouseleave", function () {
+      if (self.hover !== null && self.hover !== undefined) { self.hover = null; self.draw(); }
+      self.showTip(null);
+    });
     window.addEventListener("mousemove", function (ev) {
+      if (drag && drag.move !== undefined) { self.canvas.style.cursor = "ew-resize"; return; }
       if (!drag) {
-        var p0 = point(ev);
-        self.canvas.style.cursor = self.axisAt(p0[0]) >= 0 ? "ns-resize" : "";
+        var p0 = point(ev), inside = p0[0] >= 0 && p0[1] >= 0 && p0[0] <= self.width && p0[1] <= self.height;
+        var onAxis = self.axisAt(p0[0]) >= 0;
+        self.canvas.style.cursor = nameAt(p0) >= 0 ? "ew-resize" : onAxis ? "ns-resize" : "";
+        var k = inside && !onAxis ? self.runAt(p0[0], p0[1]) : null;
+        if (k !== self.hover) { self.hover = k; self.draw(); }
+        if (k !== null) { self.canvas.style.cursor = "pointer"; self.showTip(k, p0[0], p0[1]); } else self.showTip(null);
         return;
       }
       var p = point(ev);
@@ -258,7 +353,15 @@
       self.brush[self.axes[drag.axis].field] = [a, b];
       self.draw();
     });
-    window.addEventListener("mouseup", function () {
+    window.addEventListener("mouseup", function (ev) {
+      if (drag && drag.move !== undefined) {
+        var x = point(ev)[0], to = 0;
+        for (var j = 0; j < self.xs.length; j++) if (j !== drag.move && x > self.xs[j]) to++;
+        var from = drag.move;
+        drag = null;
+        self.moveAxis(from, Math.min(to, self.axes.length - 1));
+        return;
+      }
       if (!drag) return;
       if (!drag.moved) delete self.brush[self.axes[drag.axis].field];
       drag = null;

@@ -92,3 +92,50 @@ def test_parallel_draws_brushes_and_keeps_the_brush(site, page):
     page.locator("#pc-chart-link").click()
     expect(page).to_have_url(re.compile(r"/p/llm/\.charts\?runs="))
     assert errors == []
+
+
+def test_hover_names_a_run_a_click_opens_it_and_axes_move_by_their_names(site, page):
+    url, ids = site
+    errors = watch_errors(page)
+    page.goto(url + "/p/llm/.parallel?axes=config.lr,config.seed,train/loss.last&log=config.lr")
+    plot = page.locator("#parallel")
+    expect(plot).to_have_attribute("data-drawn", "3")
+    # lr-small is on top of both config.seed (3) and train/loss.last (2.0): between those axes
+    # its line runs along the top
+    x1, top = page.evaluate(WHERE, [1, 1.0])
+    x2, _ = page.evaluate(WHERE, [2, 1.0])
+    page.mouse.move((x1 + x2) / 2, top)
+    expect(plot).to_have_attribute("data-hover", ids["lr-small"])
+    tip = page.locator("#pc-tip")
+    expect(tip).to_be_visible()
+    assert tip.inner_text().splitlines()[:2] == ["lr-small", "config.lr: 0.001"]
+    shot(page, "parallel-hover")
+    _, bottom = page.evaluate(WHERE, [1, 0.0])
+    page.mouse.move((x1 + x2) / 2, (top + bottom) / 2 + 3)       # between lines: nobody
+    expect(tip).to_be_hidden()
+
+    # drag config.lr's name past config.seed: the order changes, in the URL, and a reload keeps it
+    x0, _ = page.evaluate(WHERE, [0, 1.0])
+    name_y = top - 14
+    page.mouse.move(x0 + 5, name_y)
+    page.mouse.down()
+    page.mouse.move((x0 + x1) / 2, name_y)
+    page.mouse.move(x1 + 20, name_y)
+    page.mouse.up()
+    expect(page).to_have_url(re.compile(r"[?&]axes=config\.seed%2Cconfig\.lr%2Ctrain%2Floss\.last"))
+    assert page.input_value("#pc-axes") == "config.seed,config.lr,train/loss.last"
+    page.reload()
+    order = page.evaluate("() => JSON.parse(document.getElementById('parallel-data')"
+                          ".textContent).axes.map(a => a.field)")
+    assert order == ["config.seed", "config.lr", "train/loss.last"]
+
+    x1, top = page.evaluate(WHERE, [1, 1.0])                        # config.lr now second
+    x2, _ = page.evaluate(WHERE, [2, 1.0])
+    _, bottom = page.evaluate(WHERE, [2, 0.0])
+    # lr-big runs from the top of config.lr down to the bottom of train/loss.last
+    page.mouse.move(x1 + 20, top + (bottom - top) * 20 / (x2 - x1))
+    expect(plot).to_have_attribute("data-hover", ids["lr-big"])
+    page.mouse.down()
+    page.mouse.up()
+    expect(page).to_have_url(re.compile(re.escape(f"/p/llm/.run/{ids['lr-big']}")))
+    assert errors == []
