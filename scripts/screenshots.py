@@ -7,11 +7,14 @@
 
 Without --root it writes the demo (nuboard.demo.write_demo) into a temporary folder, and beside
 it a project of three runs that log images, histograms, text, a table and audio (media-demo,
-for the run-media and charts-media pages); with --root, it serves that folder as it is (a demo
-folder or any experiments root; the media pages are those of the first project whose newest
-runs logged media). It starts
-`nuboard up ROOT --port 0`, finds a project (the one with the most runs), a run and two
-artifact versions through the JSON twins, and with Playwright's Chromium (/usr/bin/chromium)
+for the run-media and charts-media pages) and a hyperparameter sweep of 200 runs (sweep-demo:
+config lr, width, opt, seed; train/loss and val/acc; for the parallel, scatter, diff and
+charts-grouped pages); with --root, it serves that folder as it is (a demo folder or any
+experiments root; the media pages are those of the first project whose newest runs logged
+media, the sweep pages those of sweep-demo when there, else of the project with the most runs,
+with the views' default fields). It starts `nuboard up ROOT --port 0`, finds a project (the
+one with the most runs, sweep-demo aside), a run and two artifact versions through the JSON
+twins, and with Playwright's Chromium (/usr/bin/chromium)
 saves one PNG per page and width into --out as PAGE-WIDTH[-dark].png, printing each path.
 A page that scrolls sideways is reported with "scrolls sideways" after its path; the exit
 code is non-zero only on an error. The theme is the browser's prefers-color-scheme, so the
@@ -36,8 +39,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))                # this checkout's nuboard, for the demo and `nuboard up`
 CHROMIUM = "/usr/bin/chromium"
 PAGES = ("index", "runs", "runs-query", "run-overview", "run-console", "run-files", "run-charts",
-         "run-media", "charts", "charts-media", "timeline", "artifacts", "artifact", "lineage")
+         "run-media", "charts", "charts-media", "timeline", "artifacts", "artifact", "lineage",
+         "parallel", "scatter", "diff", "charts-grouped")
 MEDIA_PROJECT = "media-demo"      # what the demo root gets beside the demo: runs that log media
+SWEEP_PROJECT = "sweep-demo"      # and a hyperparameter sweep, for the sweep pages
+SWEEP_PAGES = ("parallel", "scatter", "diff", "charts-grouped")
+GROUPED_RUNS = 30                 # the runs of the charts-grouped page (Charts take at most 50)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dark", action="store_true", help="the dark theme instead of the light")
     parser.add_argument("--pages", nargs="+", choices=PAGES, default=list(PAGES), metavar="PAGE",
                         help=f"which pages (default: all): {', '.join(PAGES)}")
+    parser.add_argument("--sweep-runs", type=int, default=200, metavar="N",
+                        help="runs of the generated sweep-demo project (default: 200)")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory(prefix="nuboard-shots-") as tmp:
@@ -62,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
             root = Path(tmp) / "demo"
             write_demo(root, progress=lambda line: None)
             write_media_runs(root)
+            if set(SWEEP_PAGES) & set(args.pages):
+                write_sweep_runs(root, args.sweep_runs)
         proc, base = serve(root)
         try:
             urls = page_urls(base, args.pages)
@@ -100,6 +111,61 @@ def write_media_runs(root: Path, runs: int = 3, steps: int = 6) -> None:
                          [k, ["cat", "dog", "ship"][k % 3], round(float(rng.random()), 3),
                           nb.Image(rng.integers(0, 256, (16, 16, 3), np.uint8))] for k in range(12)]),
                      "eval/audio": nb.Audio(tone, 16000, caption="440 Hz")}, step=steps * 500)
+
+
+def write_sweep_runs(root: Path, runs: int = 200, steps: int = 20) -> None:
+    """`runs` runs of SWEEP_PROJECT written by the real API, as a random search leaves them:
+    config lr (log-uniform, 1e-5 to 1e-1), width, opt (adam, sgd, adamw) and seed; train/loss at
+    each of `steps` steps and val/acc every 5, best near each optimizer's own lr, with noise."""
+    import math
+    import random
+
+    import nuboard as nb
+    rnd = random.Random(33)
+    best = {"adam": -3.0, "adamw": -2.7, "sgd": -1.5}
+    for i in range(runs):
+        lr = 10 ** rnd.uniform(-5, -1)
+        config = {"lr": lr, "width": rnd.choice((128, 256, 512)),
+                  "opt": rnd.choice(("adam", "sgd", "adamw")), "seed": i}
+        quality = math.exp(-((math.log10(lr) - best[config["opt"]]) / 1.1) ** 2)
+        quality *= 0.8 + 0.1 * (config["width"] // 256) + rnd.gauss(0, 0.03)
+        with nb.init(SWEEP_PROJECT, dir=root, run_name=f"sweep-{i:03d}", config=config,
+                     system_metrics=False, capture_console=False, capture_env=False) as run:
+            for step in range(steps):
+                loss = (0.15 + 1.2 * (1 - quality) + 2.0 * math.exp(-step / (3 + 4 * quality))
+                        + rnd.gauss(0, 0.03))
+                run.add_scalar("train/loss", loss, step=step)
+                if step % 5 == 4:
+                    acc = 0.1 + 0.85 * quality * (1 - math.exp(-(step + 1) / 6))
+                    run.add_scalar("val/acc", acc + rnd.gauss(0, 0.01), step=step)
+
+
+def sweep_urls(base: str, projects: list[str], runs_of: dict[str, list[dict]]) -> dict[str, str]:
+    """The sweep pages: SWEEP_PROJECT's with its fields (parallel coordinates brushed on
+    val/acc, coloured by it; lr on log axes; charts grouped by config.opt, mean and a std band),
+    else the project with the most runs with the views' defaults (no project with two runs:
+    none)."""
+    q = urllib.parse.quote
+    project = (SWEEP_PROJECT if SWEEP_PROJECT in projects
+               else max(projects, key=lambda p: len(runs_of[p]), default=None))
+    if project is None or len(runs_of[project]) < 2:
+        return {}
+    p, ids = q(project), [r["id"] for r in runs_of[project]]
+    at = f"{base}/p/{p}"
+    grouped = f"{at}/.charts?runs={q(','.join(ids[:GROUPED_RUNS]), safe=',')}"
+    urls = {"parallel": f"{at}/.parallel?q=", "scatter": f"{at}/.scatter?q=",
+            "diff": f"{at}/.diff?runs={q(','.join(ids[:3]), safe=',')}"}
+    if project == SWEEP_PROJECT:
+        urls["parallel"] += ("&axes=config.lr,config.width,config.opt,config.seed,train/loss.last,"
+                             "val/acc.last&log=config.lr&colour=val/acc.last"
+                             "&brush=val/acc.last:0.6:1")
+        urls["scatter"] += "&x=config.lr&y=val/acc.last&logx=1"
+        urls["charts-grouped"] = f"{grouped}&group=config.opt&band=std"
+    else:
+        keys = get_json(grouped.replace(f"{base}/p/", f"{base}/api/p/", 1))["group_keys"]
+        if keys:
+            urls["charts-grouped"] = f"{grouped}&group={q(keys[0][0])}&band=std"
+    return urls
 
 
 def media_urls(base: str, projects: list[str]) -> dict[str, str]:
@@ -148,7 +214,8 @@ def page_urls(base: str, wanted: list[str]) -> dict[str, str]:
     q = urllib.parse.quote
     projects = get_json(f"{base}/api/projects")["projects"]
     runs_of = {p: get_json(f"{base}/api/p/{q(p)}/runs")["runs"] for p in projects}
-    project = max(projects, key=lambda p: len(runs_of[p]), default=None)
+    others = [p for p in projects if p != SWEEP_PROJECT] or projects   # the sweep: its own pages
+    project = max(others, key=lambda p: len(runs_of[p]), default=None)
     urls = {"index": f"{base}/", "artifacts": f"{base}/artifacts"}
     if project is not None:
         p = q(project)
@@ -164,6 +231,8 @@ def page_urls(base: str, wanted: list[str]) -> dict[str, str]:
                          "run-files": f"{at}/files/", "run-charts": f"{at}?tab=charts"})
     if {"run-media", "charts-media"} & set(wanted):
         urls.update(media_urls(base, projects))
+    if set(SWEEP_PAGES) & set(wanted):
+        urls.update(sweep_urls(base, projects, runs_of))
     artifacts = get_json(f"{base}/api/artifacts")["artifacts"]
     if artifacts:
         def at(a: dict) -> str:
@@ -206,13 +275,16 @@ def settle(page, name: str) -> None:
         pass
     selector = {"charts": "figure.chart canvas", "run-charts": "figure.chart canvas",
                 "charts-media": ".media-inner", "run-media": ".media-inner",
-                "timeline": "#timeline svg", "lineage": "#lineage svg"}.get(name)
+                "timeline": "#timeline svg", "lineage": "#lineage svg",
+                "parallel": "#parallel[data-drawn]", "scatter": "#scatter[data-drawn]",
+                "charts-grouped": ".legend-groups li"}.get(name)
     if selector:
         try:
             page.wait_for_selector(selector, timeout=5000)
         except Exception:
             pass
-    if name in ("charts", "run-charts", "charts-media", "run-media"):   # they load as they scroll into view
+    if name in ("charts", "run-charts", "charts-media", "run-media", "charts-grouped"):
+        # they load as they scroll into view
         height = page.evaluate("document.scrollingElement.scrollHeight")
         for y in range(0, height, 600):
             page.evaluate(f"window.scrollTo(0, {y})")

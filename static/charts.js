@@ -276,7 +276,9 @@
     var names = payload.names || [payload.name];
     function dashOf(line) { return DASHES[Math.max(0, names.indexOf(line.scalar)) % DASHES.length]; }
     if (grouped) {
-      payload.groups.forEach(function (g) {
+      /* every group's band edges first, then every centre line: uPlot draws in series order,
+         so no group's band tints another group's line */
+      var lines = payload.groups.map(function (g) {
         var key = "g:" + JSON.stringify(g.value), colour = g.colour || "#7f7f7f";
         var centre = g[state.agg] || g.mean;
         var spread = bandOf(g, centre);
@@ -286,13 +288,17 @@
           var pos = function (v) { return v !== null && v > 0 ? v : null; };
           mean = mean.map(pos); lo = lo.map(pos); hi = hi.map(pos);
         }
-        tables.push([g.x, hi, lo, mean]);
+        tables.push([g.x, hi, lo]);
         var at = meta.length;
         meta.push({ key: key, colour: colour, edge: true, label: g.label });
         meta.push({ key: key, colour: colour, edge: true, label: g.label });
-        meta.push({ key: key, colour: colour, label: g.label + " (" + g.count + ")", sparse: isSparse(mean), dash: dashOf(g) });
         bands.push({ series: [at, at + 1], fill: alpha(colour, 0.15) });
-        keys.push({ key: key, label: g.label, colour: colour, count: g.count });
+        if (!keys.some(function (k) { return k.key === key; })) keys.push({ key: key, label: g.label, colour: colour, count: g.count });
+        return { g: g, key: key, colour: colour, mean: mean };
+      });
+      lines.forEach(function (l) {
+        tables.push([l.g.x, l.mean]);
+        meta.push({ key: l.key, colour: l.colour, label: l.g.label + " (" + l.g.count + ")", sparse: isSparse(l.mean), dash: dashOf(l.g) });
       });
     } else {
       payload.series.forEach(function (s) {

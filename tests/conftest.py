@@ -59,6 +59,7 @@ SLOW_MODULES = [
     "test_import_mlflow.py", "test_clean_exit.py", "test_team_catalog.py", "test_browser_layout.py",
     "test_browser.py", "test_browser_artifacts.py", "test_shutdown_stress.py", "test_team_outage.py",
     "test_browser_run_page.py", "test_viewer_serving.py", "test_browser_charts.py",
+    "test_browser_sweep_accept.py",
 ]
 
 
