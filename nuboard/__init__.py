@@ -67,7 +67,7 @@ def get_artifact(spec, *, project=None, dir=None):
     return _get(spec, project=project, dir=dir)
 
 
-def runs(project, query=None, dir=None):
+def runs(project, query=None, dir=None, hidden=False):
     """The project's runs that a query matches, newest first, as a sequence of records with
     .to_arrow() and .to_pandas() (one row a run):
 
@@ -86,6 +86,8 @@ def runs(project, query=None, dir=None):
         project: the project's name ('llm', 'team/llm').
         query: the query language of docs/query.md; None or blank for every run.
         dir: the experiments folder (default $NUBOARD_DIR, else ./experiments).
+        hidden: False (the default) leaves out the runs hidden in the viewer (`nuboard up
+            --edit-runs`; the project's hidden.json), True gives only those, None every run.
 
     Returns:
         nuboard.tables.Runs: len(), iteration and indexing give RunRecord objects (id, name,
@@ -96,7 +98,7 @@ def runs(project, query=None, dir=None):
         QuerySyntaxError (a ValueError): the query does not parse.
         InvalidNameError, InvalidTypeError: a bad project name, a query that is not a str.
     """
-    return importlib.import_module("nuboard.tables").runs(project, query, dir)
+    return importlib.import_module("nuboard.tables").runs(project, query, dir, hidden)
 
 
 def history(project, keys=None, query=None, rank=0, dir=None):

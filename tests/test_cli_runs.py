@@ -145,7 +145,7 @@ def test_ls_json_gives_every_field_of_every_project(listing):
     assert out.returncode == 0, out.stderr
     records = json.loads(out.stdout)
     assert [r["id"] for r in records][:1] == [listing["nested"]]      # the newest, nested project
-    assert all(list(r) == [*formats.RUN_FIELDS, "media"] for r in records)
+    assert all(list(r) == [*formats.RUN_FIELDS, "media", "hidden"] for r in records)
     assert all(r["media"] == {} for r in records)                      # no run logged media
     by_id = {r["id"]: r for r in records}
     assert by_id[listing["nested"]]["project"] == "team/llm"

@@ -3,13 +3,20 @@
 
 The faces hold a `Catalog` (catalog/project_catalog.py) and pass it; each function opens one reader
 connection. Queries are the language of docs/query.md, compiled by catalog/query.py.
+
+Hidden runs (the project's hidden.json, files/hidden_runs.py) are applied when a list is read,
+not indexed: the reads that list a query's runs take `hidden` (False, the default: leave them
+out; True: only them; None: every run), so a hide shows on the next page without a sync and
+`nuboard reindex` has nothing to keep. Reads of runs named by id show them whatever the mark.
 """
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any, NamedTuple
 
-from sqlalchemy import case, func, literal, or_, select
+from sqlalchemy import bindparam, case, false, func, literal, or_, select, true
+
+from nuboard.files.hidden_runs import read_hidden
 
 from .query import compile_query
 from .tables import artifacts, config, lineage, runs, scalars, tags, versions
@@ -39,11 +46,27 @@ def check_query(query: str, *, now: float) -> None:
     compile_query(query, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
 
 
-def _where(catalog, query: str | None, now: float):
-    """The project's runs, narrowed by the query when it has text."""
+def hidden_clause(catalog, hidden: bool | None):
+    """The condition on `runs` of the hidden mark: hidden=False leaves the project's hidden
+    runs out, True keeps only them, None every run. Past ID_CHUNK ids the list is written into
+    the statement (quoted by SQLAlchemy), so no count of hidden runs meets a bound-parameter
+    limit."""
+    if hidden is None:
+        return true()
+    ids = sorted(read_hidden(catalog.root, catalog.project))
+    if not ids:
+        return false() if hidden else true()
+    listed = bindparam("hidden_ids", ids, expanding=True, literal_execute=len(ids) > ID_CHUNK)
+    return runs.c.run_id.in_(listed) if hidden else runs.c.run_id.not_in(listed)
+
+
+def _where(catalog, query: str | None, now: float, hidden: bool | None = False):
+    """The project's runs, narrowed by the query when it has text, and by the hidden mark."""
     where = runs.c.project_id == catalog.project_id
     if query is not None and query.strip():
         where = where & compile_query(query, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
+    if hidden is not None:
+        where = where & hidden_clause(catalog, hidden)
     return where
 
 
@@ -72,9 +95,11 @@ def _order(sort: str, desc: bool) -> list:
     return order
 
 
-def count_runs(catalog, query: str | None = None, *, now: float, status: str | None = None) -> int:
-    """How many of the project's runs the query matches (and have this catalog status)."""
-    where = _where(catalog, query, now)
+def count_runs(catalog, query: str | None = None, *, now: float, status: str | None = None,
+               hidden: bool | None = False) -> int:
+    """How many of the project's runs the query matches (and have this catalog status);
+    hidden: as hidden_clause."""
+    where = _where(catalog, query, now, hidden)
     if status is not None:
         where = where & (runs.c.status == status)
     with catalog.reader.connect() as conn:
@@ -82,21 +107,23 @@ def count_runs(catalog, query: str | None = None, *, now: float, status: str | N
 
 
 def running_count(catalog) -> int:
-    """How many of the project's runs the catalog holds as 'running' (lost ones included)."""
+    """How many of the project's runs the catalog holds as 'running' (lost ones included),
+    hidden ones left out."""
     return count_runs(catalog, None, now=0.0, status="running")
 
 
 def find_runs(catalog, query: str | None = None, *, now: float, sort: str = "start",
               desc: bool = True, limit: int | None = None, offset: int = 0,
-              fields: tuple[str, ...] | None = None) -> list[dict]:
-    """The `runs` rows (every column, or `fields`) the query matches, in the sort's order.
+              fields: tuple[str, ...] | None = None, hidden: bool | None = False) -> list[dict]:
+    """The `runs` rows (every column, or `fields`) the query matches, in the sort's order;
+    hidden: as hidden_clause (hidden runs are left out unless asked).
 
     Raises:
         QuerySyntaxError: the query does not parse.
         SortKeyError: an unknown sort key.
     """
     columns = [runs.c[f] for f in fields] if fields else [runs]
-    stmt = select(*columns).where(_where(catalog, query, now)).order_by(*_order(sort, desc))
+    stmt = select(*columns).where(_where(catalog, query, now, hidden)).order_by(*_order(sort, desc))
     if limit is not None:
         stmt = stmt.limit(limit).offset(offset)
     with catalog.reader.connect() as conn:
@@ -104,9 +131,11 @@ def find_runs(catalog, query: str | None = None, *, now: float, sort: str = "sta
 
 
 def runs_page(catalog, query: str | None = None, *, now: float, sort: str = "start",
-              desc: bool = True, page: int = 1, per_page: int = 100) -> RunsPage:
-    """Page `page` (clamped to 1..pages) of the runs the query matches, `per_page` a page."""
-    where = _where(catalog, query, now)          # a bad query, then a bad sort key, fail
+              desc: bool = True, page: int = 1, per_page: int = 100,
+              hidden: bool | None = False) -> RunsPage:
+    """Page `page` (clamped to 1..pages) of the runs the query matches, `per_page` a page;
+    hidden: as hidden_clause."""
+    where = _where(catalog, query, now, hidden)  # a bad query, then a bad sort key, fail
     order = _order(sort, desc)                   # before any read
     with catalog.reader.connect() as conn:
         total = conn.execute(select(func.count()).select_from(runs).where(where)).scalar_one()
@@ -132,10 +161,11 @@ def runs_by_id(catalog, run_ids: list[str], fields: tuple[str, ...]) -> dict[str
 
 
 def newest_run_ids(catalog, count: int) -> list[str]:
-    """The run ids of the project's `count` newest runs, newest first."""
+    """The run ids of the project's `count` newest runs that are not hidden, newest first."""
     with catalog.reader.connect() as conn:
         return [r[0] for r in conn.execute(
-            select(runs.c.run_id).where(runs.c.project_id == catalog.project_id)
+            select(runs.c.run_id).where(runs.c.project_id == catalog.project_id,
+                                        hidden_clause(catalog, False))
             .order_by(runs.c.created.desc(), runs.c.run_id.desc()).limit(count))]
 
 
@@ -326,3 +356,12 @@ def run_scalar_rows(catalog, run_id: str, rank: int = 0) -> list[dict]:
             .where(runs.c.project_id == catalog.project_id, runs.c.run_id == run_id,
                    scalars.c.rank == rank)
             .order_by(scalars.c.seq))]
+
+
+def child_runs(catalog, run_id: str) -> list[dict]:
+    """The project's runs forked from this run, oldest first: {'run_id', 'name'}."""
+    with catalog.reader.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(
+            select(runs.c.run_id, runs.c.name)
+            .where(runs.c.project_id == catalog.project_id, runs.c.parent_run_id == run_id)
+            .order_by(runs.c.created, runs.c.run_id))]

@@ -1,7 +1,8 @@
 """The catalog reads of the sweep views (Scatter, parallel coordinates): a query's runs, or runs
 named by id, with chosen config values and rank-0 scalar summaries: the query is evaluated once
 (a config comparison over 10,000 runs costs about 0.1 s each time), then one statement for the
-config values and one for the summaries of the runs found, on one reader connection."""
+config values and one for the summaries of the runs found, on one reader connection. A query's
+runs leave the project's hidden runs out (run_reads.hidden_clause); runs named by id are shown."""
 from __future__ import annotations
 
 import datetime as dt
@@ -9,6 +10,7 @@ import datetime as dt
 from sqlalchemy import func, select
 
 from .query import compile_query
+from .run_reads import hidden_clause
 from .tables import config, runs, scalars
 
 IN_CHUNK = 5000     # row ids per IN (...): one statement for the sweep views' runs
@@ -16,12 +18,15 @@ RUN_FIELDS = ("id", "run_id", "name", "status", "created", "heartbeat_mtime", "l
 
 
 def _where(catalog, query: str, run_ids: list[str] | None, now: float):
-    """The project's runs the query matches, and among `run_ids` when given."""
+    """The project's runs the query matches, and among `run_ids` when given (else those not
+    hidden)."""
     where = runs.c.project_id == catalog.project_id
     if query.strip():
         where = where & compile_query(query, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
     if run_ids is not None:
         where = where & runs.c.run_id.in_(run_ids)
+    else:
+        where = where & hidden_clause(catalog, False)
     return where
 
 

@@ -57,17 +57,23 @@ def checked_query(text: str | None, now: float) -> str | None:
     return text
 
 
-def list_runs(catalog, query: str | None, limit: int | None, now: float) -> list[dict]:
+def list_runs(catalog, query: str | None, limit: int | None, now: float,
+              hidden: bool | None = False) -> list[dict]:
     """The project's runs that match the query, newest first, as ls records, each with
-    "media": entries per media key on rank 0 ({} for a run without media)."""
+    "media": entries per media key on rank 0 ({} for a run without media) and "hidden"
+    (whether it is hidden in the viewer). hidden: False leaves the hidden runs out, True lists
+    only them, None every run."""
     from nuboard.catalog.media_reads import media_keys
     from nuboard.catalog.run_reads import find_runs, tags_by_run
+    from nuboard.files.hidden_runs import read_hidden
 
-    rows = find_runs(catalog, query, now=now, limit=limit)
+    rows = find_runs(catalog, query, now=now, limit=limit, hidden=hidden)
     by_run = tags_by_run(catalog, [r["id"] for r in rows])
     media = media_keys(catalog, [r["run_id"] for r in rows])
+    marked = read_hidden(catalog.root, catalog.project)
     return [dict(run_record(r, by_run[r["id"]], catalog.project, now),
-                 media={k: m["count"] for k, m in media[r["run_id"]].items()}) for r in rows]
+                 media={k: m["count"] for k, m in media[r["run_id"]].items()},
+                 hidden=r["run_id"] in marked) for r in rows]
 
 
 def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: bool) -> None:
@@ -93,13 +99,20 @@ def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: 
 @format_options
 @click.option("--limit", "-n", type=click.IntRange(min=1), metavar="N",
               help="Show at most N runs (the newest).")
+@click.option("--hidden", "only_hidden", is_flag=True,
+              help="List only the runs hidden in the viewer.")
+@click.option("--all", "-a", "every", is_flag=True,
+              help="List hidden runs too (not with --hidden).")
 @dir_option
 @catalog_option
 @debug_option
 def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limit: int | None,
-       root: Path) -> None:
+       only_hidden: bool, every: bool, root: Path) -> None:
     """List runs, newest first: status (lost shown as lost), name, id, group, tags, start,
     duration, host.
+
+    Runs hidden in the viewer (`nuboard up --edit-runs`; the project's hidden.json) are left
+    out: --hidden lists only them, --all lists them with the others.
 
     Without PROJECT, the runs of every project under the folder. The catalog is brought up
     to date from the files first; a run folder it skips (damaged or half written) has a line
@@ -114,6 +127,10 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
       nuboard ls team/llm --json | jq '.[].id'
     """
     check_one_format(as_json, as_csv)
+    if only_hidden and every:
+        raise click.UsageError("--hidden lists only the hidden runs and --all every run: give "
+                               "one of them, not both.")
+    hidden = True if only_hidden else None if every else False
     now = time.time()
     from nuboard.catalog.query import QuerySyntaxError
     try:
@@ -133,7 +150,7 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
     for name in names:
         with catalog_of(root, name) as catalog:
             report = sync(catalog)
-            records.extend(list_runs(catalog, query, limit, now))
+            records.extend(list_runs(catalog, query, limit, now, hidden))
             if query:
                 known.append(known_names(catalog, query))
         for line in formats.skip_lines("ls", layout.runs_dir(root, name), report):
@@ -151,34 +168,13 @@ def ls(project: str | None, query: str | None, as_json: bool, as_csv: bool, limi
 # ---- nuboard rm ----
 
 def referencing_versions(root: Path, project: str, run_id: str) -> list[str]:
-    """The linked artifact versions ('llm/best:v2') whose files lie in this run's folder.
-
-    Every project under root is looked at (a version elsewhere may reference the run by an
-    absolute path), through each project's catalog, brought up to date for versions only.
+    """The linked artifact versions ('llm/best:v2') whose files lie in this run's folder
+    (catalog/run_trash_rule.py), each project's catalog opened for the look and closed.
     `nuboard rm` keeps a run for which this returns anything, unless --force.
     """
-    from nuboard.artifacts.paths import is_within, resolve_location
-    from nuboard.catalog.run_reads import reference_versions
-    from nuboard.catalog.sync_artifacts import sync_versions
+    from nuboard.catalog.run_trash_rule import referencing_versions as referencing
 
-    run_real = layout.run_dir(root, project, run_id).resolve()
-    found = []
-    for other in find_projects(root):
-        project_path = layout.project_dir(root, other)
-        if not (project_path / "artifacts").is_dir():
-            continue
-        with catalog_of(root, other) as catalog:
-            sync_versions(catalog)
-            rows = reference_versions(catalog)
-        for row in rows:
-            try:
-                where, unset = resolve_location(row["base"], row["location"], project_path,
-                                                project_path)
-            except NuBoardError:
-                continue
-            if not unset and is_within(Path(os.path.realpath(where)), run_real):
-                found.append(f"{other}/{row['name']}:v{row['version']}")
-    return found
+    return referencing(root, project, run_id, lambda other: catalog_of(root, other))
 
 
 def locate_runs(root: Path, run_ids: list[str], project: str | None) -> list[tuple[str, str]]:
@@ -217,7 +213,7 @@ def check_removable(root: Path, targets: list[tuple[str, str]]) -> None:
     Still running: its heartbeat is fresh (status.run_status), or its process (the heartbeat's
     pid and host) is alive on this host, however old the heartbeat is.
     """
-    from nuboard.files.status import live_process, run_status
+    from nuboard.catalog.run_trash_rule import still_running
     for project, run_id in targets:
         versions = referencing_versions(root, project, run_id)
         if versions:
@@ -225,17 +221,11 @@ def check_removable(root: Path, targets: list[tuple[str, str]]) -> None:
                 f"Run {run_id!r} in project {project!r} is kept: artifact versions reference its "
                 f"files ({', '.join(versions)}). Unlink those versions first "
                 f"({unlink_commands(root, versions)}), or pass --force. Nothing was removed.")
-        folder = layout.run_dir(root, project, run_id)
-        if run_status(folder) == "running":
+        why = still_running(layout.run_dir(root, project, run_id))
+        if why is not None:
             raise RunKeptError(
-                f"Run {run_id!r} in project {project!r} is still running (its heartbeat is fresh); "
-                "stop it first, or pass --force. Nothing was removed.")
-        pid = live_process(folder)
-        if pid is not None:
-            raise RunKeptError(
-                f"Run {run_id!r} in project {project!r} is still running: its heartbeat is old, "
-                f"but its process (pid {pid}) is alive on this host; stop it first, or pass "
-                "--force. Nothing was removed.")
+                f"Run {run_id!r} in project {project!r} is still running ({why}); stop it first, "
+                "or pass --force. Nothing was removed.")
 
 
 def unlink_commands(root: Path, versions: list[str]) -> str:
@@ -310,19 +300,25 @@ def _delete_tree(path: Path) -> str | None:
 @click.option("--force", is_flag=True,
               help="Remove even a run an artifact version references, or one still running.")
 @click.option("--yes", "-y", is_flag=True, help="Do not ask; needed when stdin is not a terminal.")
+@click.option("--trash", "to_trash", is_flag=True,
+              help="Move the folders whole to their project's runs/.trash/ instead of deleting "
+                   "them ('nuboard trash restore' brings them back).")
 @dir_option
 @catalog_option
 @debug_option
-def rm(run_ids: tuple[str, ...], project: str | None, force: bool, yes: bool, root: Path) -> None:
+def rm(run_ids: tuple[str, ...], project: str | None, force: bool, yes: bool, to_trash: bool,
+       root: Path) -> None:
     """Remove runs: their folders and their catalog rows.
 
     Asks first on a terminal; without one, --yes is needed. A run whose files an artifact
     version references, or that is still running, is kept unless --force. When any run
-    named is missing, nothing is removed.
+    named is missing, nothing is removed. With --trash the folders move whole to
+    runs/.trash/ (as the viewer's Delete does), to be listed by 'nuboard trash ls'.
 
     \b
     Example:
       nuboard rm 20261017T0930-c589c96e 20261017T1012-0b1d2e3f --project llm
+      nuboard rm 20261017T0930-c589c96e --trash --yes
     """
     ids = list(dict.fromkeys(run_ids))
     targets = locate_runs(root, ids, project)
@@ -335,9 +331,14 @@ def rm(run_ids: tuple[str, ...], project: str | None, force: bool, yes: bool, ro
                 "terminal. Pass --yes to remove without asking.")
         for p, run_id in targets:
             click.echo(f"  {p}/{run_id}")
-        if not click.confirm(f"Remove {_runs(len(targets))} (folders and catalog rows)?",
-                             default=False):
+        asked = (f"Move {_runs(len(targets))} to the trash?" if to_trash else
+                 f"Remove {_runs(len(targets))} (folders and catalog rows)?")
+        if not click.confirm(asked, default=False):
             raise ConfirmationError("Nothing was removed.")
+    if to_trash:
+        from .run_trash import trash_runs
+        trash_runs(root, targets)
+        return
     problems = remove_runs(root, targets)
     if problems:
         raise NuBoardError(f"Removed from the catalog, but could not delete {'; '.join(problems)}: "

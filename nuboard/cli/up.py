@@ -14,6 +14,8 @@ from .projects import check_root
 
 READ_ONLY_WITH_EDITS = ("--read-only refuses every edit and --edit-artifacts turns the artifact edits "
                         "on: give one of them, not both.")
+READ_ONLY_WITH_RUN_EDITS = ("--read-only refuses every edit and --edit-runs turns the run edits "
+                            "(hide, delete, restore) on: give one of them, not both.")
 CATALOG_ENV = "NUBOARD_CATALOG_URL"     # catalog.server.ENV; that module imports SQLAlchemy (slow)
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?", re.IGNORECASE)
 
@@ -46,19 +48,26 @@ def check_host_name(value: str) -> str:
                    "repeatable. Names that are not this machine's are refused.")
 @click.option("--edit-artifacts", is_flag=True,
               help="Show and accept the forms that add and unlink artifact versions.")
+@click.option("--edit-runs", is_flag=True,
+              help="Show and accept hiding runs, deleting them to runs/.trash/ and restoring them.")
 @click.option("--read-only", is_flag=True,
               help="Refuse every edit, notes and saved views included (not with "
-                   "--edit-artifacts).")
+                   "--edit-artifacts or --edit-runs).")
 @catalog_option
 @debug_option
 def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[str, ...],
-       edit_artifacts: bool, read_only: bool) -> None:
+       edit_artifacts: bool, edit_runs: bool, read_only: bool) -> None:
     """Serve the viewer over every project under DIR (default $NUBOARD_DIR, else
     ./experiments), on 127.0.0.1 unless --host says otherwise. Ctrl-C stops it.
 
     It opens every project's catalog first (saying so at once, and how far it got when that
     takes long), then prints the URL, so that no page waits for a catalog; it says so too
-    when --edit-artifacts or --read-only is given.
+    when --edit-artifacts, --edit-runs or --read-only is given.
+
+    With --edit-runs, a run's page has Hide and Delete buttons: a hidden run leaves every
+    list (`nuboard ls --hidden` lists it), a deleted one moves whole to the project's
+    runs/.trash/ after a confirmation naming what uses it (never while it runs, nor while an
+    artifact version references its files), and the project's Trash page restores it.
 
     With --host 0.0.0.0 (or ::) the viewer answers to this machine's names and addresses;
     a request naming any other host (a DNS-rebinding page) gets 403.
@@ -67,12 +76,15 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
     Example:
       nuboard demo && nuboard up
       nuboard up /data/experiments --port 7000
+      nuboard up --edit-runs
       nuboard up /data/experiments --host 0.0.0.0 --read-only --allowed-host nuboard.lab.example
       nuboard up /lab/experiments --host 0.0.0.0 --read-only \\
           --catalog postgresql+psycopg://nuboard@db.lab.example/nuboard
     """
     if read_only and edit_artifacts:
         raise click.UsageError(READ_ONLY_WITH_EDITS)
+    if read_only and edit_runs:
+        raise click.UsageError(READ_ONLY_WITH_RUN_EDITS)
     root = resolve_root(directory)
     check_root(root)
     if os.environ.get(CATALOG_ENV, "").strip():
@@ -81,7 +93,7 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
     from nuboard.web.app import create_app
     from nuboard.web.server import DEFAULT_PORT, serve
     app = create_app(root, host=host, allowed_hosts=allowed_hosts, edit_artifacts=edit_artifacts,
-                     read_only=read_only)
+                     read_only=read_only, edit_runs=edit_runs)
     serve(app, root, host, DEFAULT_PORT if port is None else port,
           lambda line: click.echo(line, err=line.startswith("Warning")),
           lambda line: click.echo(line, err=True))

@@ -130,8 +130,9 @@ def resource_dir(name: str) -> Path:
 
 SKIP_INSIDE_PROJECT = ("runs", "artifacts")
 # Every name NuBoard itself uses inside a project folder: runs/, artifacts/, the catalog's
-# .nuboard/ and the viewer's saved views (web/views.py). A nested project may not take one.
-PROJECT_ENTRIES = ("runs", "artifacts", ".nuboard", "views.json", "colours.json")
+# .nuboard/, the viewer's saved views (web/views.py), run colours and hidden runs. A nested
+# project may not take one.
+PROJECT_ENTRIES = ("runs", "artifacts", ".nuboard", "views.json", "colours.json", "hidden.json")
 
 
 def find_projects(root: Path) -> list[str]:

@@ -106,18 +106,41 @@ def _when(created: dt.datetime | None) -> str:
     return created.strftime("%Y-%m-%d %H:%M:%S") if created is not None else "-"
 
 
-def runs(project: str, query: str | None = None, dir: "str | os.PathLike[str] | None" = None) -> Runs:
-    """The project's runs that the query matches, newest first (nuboard.runs has the docs)."""
+def runs(project: str, query: str | None = None, dir: "str | os.PathLike[str] | None" = None,
+         hidden: bool | None = False) -> Runs:
+    """The project's runs that the query matches, newest first (nuboard.runs has the docs).
+
+    hidden: False (the default) leaves out the runs hidden in the viewer (the project's
+    hidden.json), True gives only those, None every run.
+    """
     now = time.time()
     project = check_project(project)
     root = project_root(project, dir)
     query = check_query(query, now)
+    if hidden is not None and not isinstance(hidden, bool):
+        from nuboard.errors import InvalidTypeError
+        raise InvalidTypeError(f"hidden must be True, False or None, not {hidden!r:.80}")
     from nuboard.catalog.table_reads import run_table_rows
 
     with _no_cyclic_gc(), synced_catalog(root, project) as catalog:
-        rows = run_table_rows(catalog, query, now=now)
+        rows = with_hidden(run_table_rows(catalog, query, now=now), root, project, hidden)
         columns = build_columns(rows, project, now)
     return Runs(project, query, columns, root)
+
+
+def with_hidden(rows, root: Path, project: str, hidden: bool | None):
+    """A TableRows read narrowed by the hidden mark (files/hidden_runs.py): hidden=False
+    leaves the hidden runs out, True keeps only them, None keeps every run."""
+    from nuboard.files.hidden_runs import read_hidden
+    ids = read_hidden(root, project) if hidden is not None else frozenset()
+    if hidden is None or (not ids and not hidden):
+        return rows
+    kept = [r for r in rows.runs if (r[1] in ids) == hidden]
+    if len(kept) == len(rows.runs):
+        return rows
+    keep = {r[0] for r in kept}
+    return type(rows)(kept, *([t for t in part if t[0] in keep]
+                              for part in (rows.tags, rows.config, rows.scalars)))
 
 
 @contextlib.contextmanager

@@ -34,7 +34,8 @@ class TextSafeResponse(Flask.response_class):
 
 def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127.0.0.1",
                allowed_hosts: "Iterable[str]" = (), edit_artifacts: bool = False,
-               read_only: bool = False, sync_every: float = 2.0) -> Flask:
+               edit_runs: bool = False, read_only: bool = False,
+               sync_every: float = 2.0) -> Flask:
     """The viewer over the projects under root (default $NUBOARD_DIR, else ./experiments).
 
     Args:
@@ -43,22 +44,31 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
             names and addresses).
         allowed_hosts: more names to accept (a reverse proxy's), as --allowed-host gives them.
         edit_artifacts: show and accept the artifact forms (the second part of the viewer).
-        read_only: refuse every edit (notes, saved views); not with edit_artifacts.
+        edit_runs: show and accept hiding, deleting (to runs/.trash/) and restoring runs
+            (web/run_edit.py; without it those routes answer 403).
+        read_only: refuse every edit (notes, saved views); not with edit_artifacts or
+            edit_runs.
         sync_every: seconds between background syncs of a project's catalog.
 
     Raises:
-        InvalidArgumentError: read_only and edit_artifacts together (read-only means no edit).
+        InvalidArgumentError: read_only with edit_artifacts or edit_runs (read-only means no
+            edit).
     """
     if read_only and edit_artifacts:
         raise InvalidArgumentError(
             "read_only=True refuses every edit and edit_artifacts=True turns the artifact "
             "edits on: give one of them, not both (nuboard up: --read-only or --edit-artifacts).")
+    if read_only and edit_runs:
+        raise InvalidArgumentError(
+            "read_only=True refuses every edit and edit_runs=True turns the run edits on: "
+            "give one of them, not both (nuboard up: --read-only or --edit-runs).")
     root = layout.resolve_root(root)
     app = Flask("nuboard.web", template_folder=str(layout.resource_dir("templates")),
                 static_folder=str(layout.resource_dir("static")), static_url_path="/static")
     app.response_class = TextSafeResponse
     app.config.update(NUBOARD_ROOT=root, NUBOARD_EDIT_ARTIFACTS=edit_artifacts,
-                      NUBOARD_READ_ONLY=read_only, MAX_CONTENT_LENGTH=2 * 1024 * 1024,
+                      NUBOARD_EDIT_RUNS=edit_runs, NUBOARD_READ_ONLY=read_only,
+                      MAX_CONTENT_LENGTH=2 * 1024 * 1024,
                       SEND_FILE_MAX_AGE_DEFAULT=3600, JSON_SORT_KEYS=False)
     app.url_map.merge_slashes = False          # '//etc' is refused, not redirected
     app.url_map.converters["project"] = ProjectConverter
@@ -79,12 +89,13 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     from .media_panels import media
     from .parallel import parallel
     from .run_diff import run_diff_page
+    from .run_edit import run_edit
     from .run_page import run_page
     from .runs_page import runs_page
     from .scatter import scatter
     from .timeline import timeline
     for blueprint in (runs_page, run_page, files, charts, timeline, artifacts_page, colour_edit,
-                      media, media_files, run_diff_page, scatter, parallel, chart_csv):
+                      media, media_files, run_diff_page, scatter, parallel, chart_csv, run_edit):
         app.register_blueprint(blueprint)
     if edit_artifacts:                        # without the flag these routes do not exist
         from .artifact_edit import artifact_edit
@@ -94,6 +105,7 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     def _globals() -> dict:
         return {"csrf_token": app.config["NUBOARD_CSRF"], "version": __version__,
                 "read_only": read_only, "root": str(root), "edit_artifacts": edit_artifacts,
+                "edit_runs": edit_runs,
                 "projects": catalogs().projects()}
 
     @app.errorhandler(HTTPException)

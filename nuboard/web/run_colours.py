@@ -151,7 +151,7 @@ class ProjectColours:
 
 def _run_order(catalog) -> tuple[str, ...]:
     return tuple(r["run_id"] for r in run_reads.find_runs(
-        catalog, None, now=0.0, sort="start", desc=False, fields=("run_id",)))
+        catalog, None, now=0.0, sort="start", desc=False, fields=("run_id",), hidden=None))
 
 
 def project_colours(project: str) -> ProjectColours:

@@ -1,14 +1,16 @@
 """Run details: Overview (with editable notes, refreshed while the run runs), Console (live
-tail) and the tabs' JSON twins."""
+tail) and the tabs' JSON twins. Every tab says when the run is hidden from the lists, and with
+--edit-runs has its Hide (or Unhide) and Delete buttons (their routes: web/run_edit.py)."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from werkzeug.exceptions import HTTPException
 
 from nuboard.catalog.run_reads import run_scalar_rows
 from nuboard.errors import NuBoardError
 from nuboard.files import layout, runjson
 from nuboard.files.edits import EditConflictError, edit_notes, notes_fingerprint
+from nuboard.files.hidden_runs import read_hidden
 from nuboard.files.names import MAX_NOTES
 
 from .charts import chart_context
@@ -51,6 +53,20 @@ def overview(project: str, run_id: str) -> dict:
         abort(422, description=str(exc))
     run["outputs"] = with_made_versions(run["outputs"], made_versions(project, run_id))
     return run
+
+
+def overview_or_none(project: str, run_id: str) -> dict | None:
+    """The Overview's data, or None when the run's run.json cannot be shown (what a page about
+    the run shows beside it: the delete confirmation)."""
+    try:
+        return overview(project, run_id)
+    except HTTPException:
+        return None
+
+
+def run_hidden(project: str, run_id: str) -> bool:
+    """Whether the run is hidden from the lists (the project's hidden.json)."""
+    return run_id in read_hidden(root_dir(), project)
 
 
 def with_results(run: dict) -> dict:
@@ -109,13 +125,15 @@ def console_view(project: str, run_id: str) -> ConsoleView:
 def details(project: str, run_id: str):
     tab = request.args.get("tab", "overview")
     if wants_json():
-        return with_results(overview(project, run_id))
+        return dict(with_results(overview(project, run_id)), hidden=run_hidden(project, run_id))
     if tab not in TABS:
         abort(404, description=f"No tab {tab!r}: use one of {', '.join(TABS)}.")
     run = (with_notes_base(with_results(overview(project, run_id))) if tab == "overview"
            else tab_overview(project, run_id))
     context = {"project": project, "run": run, "tab": tab,
-               "run_colour": project_colours(project).run(run_id)}
+               "run_colour": project_colours(project).run(run_id),
+               "run_hidden": run_hidden(project, run_id),
+               "edit_runs": bool(current_app.config.get("NUBOARD_EDIT_RUNS"))}
     if tab == "console":
         context["console"] = console_view(project, run_id)
     if tab == "files":

@@ -162,6 +162,10 @@ def edit_lines(config) -> list[str]:
     if config.get("NUBOARD_EDIT_ARTIFACTS"):
         lines.append("Artifact editing is on (--edit-artifacts): the Artifacts pages add new "
                      "versions and unlink them, for anyone who can open this viewer.")
+    if config.get("NUBOARD_EDIT_RUNS"):
+        lines.append("Run editing is on (--edit-runs): run pages hide runs and delete them to "
+                     "runs/.trash/ (the Trash page restores them), for anyone who can open this "
+                     "viewer.")
     if config.get("NUBOARD_READ_ONLY"):
         lines.append("Read-only (--read-only): notes, saved views, run colours and artifacts "
                      "cannot be edited from this viewer.")

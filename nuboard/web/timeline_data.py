@@ -176,7 +176,8 @@ def produced_versions(catalog, run_ids: set[str],
 def timeline(catalog, *, query: str = "", now: float, sessions: SessionCache,
              other_catalog: Callable[[str], object | None] = lambda project: None,
              limit: int = LIMIT) -> dict:
-    """The project's runs (those the query matches) as the Timeline draws them.
+    """The project's runs (those the query matches, hidden ones left out: run_reads) as the
+    Timeline draws them.
 
     Returns:
         {'total', 'shown', 'limit', 'capped', 'now', 'live', 'runs': [...]}, runs sorted by
