@@ -190,3 +190,29 @@ def test_nothing_users_wrote_runs_as_script(browser, tmp_path):
     finally:
         context.close()
         shutdown(proc)
+
+
+def test_the_compare_views_draw_on_the_demo(page, demo):
+    """Issue 33 on the demo: parallel coordinates, Scatter, a Diff of two runs, grouped Charts,
+    and a chart against the logged train/tokens, each drawn with no error on the page."""
+    url, runs = demo["url"], demo["runs"]
+    errors = watch_errors(page)
+    fields = "config.optimizer.lr,config.model.width,train/loss.last"
+    page.goto(f"{url}/p/llm-pretrain/.parallel?axes={fields}&log=config.optimizer.lr")
+    drawn = int(page.wait_for_selector("#parallel[data-drawn]").get_attribute("data-drawn"))
+    assert drawn == len([r for r in runs if r.startswith("llm-pretrain/")])
+    page.goto(f"{url}/p/llm-pretrain/.scatter?x=config.optimizer.lr&y=train/loss.last&logx=1")
+    points = page.evaluate("() => JSON.parse(document.getElementById('scatter-data').textContent)"
+                           ".points.length")
+    assert points >= 10
+    assert page.wait_for_selector("[data-drawn]").get_attribute("data-drawn") == str(points)
+    a, b = runs["llm-pretrain/lr1e-3-s1"], runs["llm-pretrain/wide-d2048"]
+    page.goto(f"{url}/p/llm-pretrain/.diff?runs={a},{b}")
+    differ = page.locator("tr.diff-row.differs").evaluate_all("rows => rows.map(r => r.dataset.key)")
+    assert {"model.width", "model.heads"} <= set(differ) and "optimizer.name" not in differ
+    page.goto(f"{url}/p/llm-pretrain/.charts?runs={a},{b},{runs['llm-pretrain/lr6e-4-long']}"
+              "&group=config.model.width&band=std&x=scalar:train/tokens")
+    figure = page.wait_for_selector('figure.chart[data-name="train/loss"][data-drawn="1"]')
+    assert figure.get_attribute("data-x-label") == "train/tokens"
+    assert page.locator(".legend-groups li").count() == 2              # widths 1024 and 2048
+    assert not errors
