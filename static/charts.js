@@ -293,7 +293,10 @@
         meta.push({ key: key, colour: colour, edge: true, label: g.label });
         meta.push({ key: key, colour: colour, edge: true, label: g.label });
         bands.push({ series: [at, at + 1], fill: alpha(colour, 0.15) });
-        if (!keys.some(function (k) { return k.key === key; })) keys.push({ key: key, label: g.label, colour: colour, count: g.count });
+        /* the legend names the group once, without the scalar a chart of several adds */
+        var suffix = names.length > 1 && g.scalar ? " \u00b7 " + g.scalar : "";
+        var plain = suffix && g.label.slice(-suffix.length) === suffix ? g.label.slice(0, -suffix.length) : g.label;
+        if (!keys.some(function (k) { return k.key === key; })) keys.push({ key: key, label: plain, colour: colour, count: g.count });
         return { g: g, key: key, colour: colour, mean: mean };
       });
       lines.forEach(function (l) {

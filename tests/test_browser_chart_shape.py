@@ -23,7 +23,7 @@ def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("chart-shape") / "experiments"
     ids = []
     for name in ("a", "b"):
-        with nb.init("llm", dir=root, run_name=name, **QUIET) as run:
+        with nb.init("llm", dir=root, run_name=name, config={"opt": f"opt-{name}"}, **QUIET) as run:
             for step in range(20):
                 run.add_scalar("train/loss", 10.0 - step / 2, step=step)
                 run.add_scalar("val/loss", step + 1.0, step=step)
@@ -99,6 +99,16 @@ def test_a_new_chart_of_two_scalars_is_drawn_and_kept(page, site):
     page.reload()
     fig = drawn(page, "figure.plot-of-several")
     assert len(fig.get_attribute("data-series").split("\n")) == 4
+    page.select_option("#group-by", "config.opt")         # a line per group and scalar
+    page.wait_for_function("() => document.querySelector('figure.plot-of-several').dataset.series"
+                           ".split('\\n').every(l => l.startsWith('opt-'))")
+    fig = drawn(page, "figure.plot-of-several")
+    assert sorted(fig.get_attribute("data-series").split("\n")) == [
+        "opt-a · train/loss (1)", "opt-a · val/loss (1)", "opt-b · train/loss (1)", "opt-b · val/loss (1)"]
+    # the group legend names each group once, without the scalar
+    assert page.locator(".legend-groups li").evaluate_all("els => els.map(e => e.textContent)") == [
+        "opt-a (1 run)", "opt-b (1 run)"]
+    page.select_option("#group-by", "")
     fig.query_selector("button.chart-remove").click()
     assert page.locator("figure.plot-of-several").count() == 0
     assert "plot=" not in page.url
