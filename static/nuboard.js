@@ -51,6 +51,13 @@
       diff.classList.toggle("disabled", n < 2 || n > 20);
       diff.textContent = n >= 2 && n <= 20 ? "Compare " + n + " runs" : "Compare selected (2 to 20)";
     }
+    var del = $("#delete-selected");
+    if (del) {          /* --edit-runs: the confirmation page of deleting the selected runs */
+      del.href = del.dataset.base + (selection.length ? "?runs=" + encodeURIComponent(selection.join(",")) : "");
+      del.classList.toggle("disabled", !selection.length);
+    }
+    var hide = $("#hide-selected");
+    if (hide) hide.disabled = !selection.length;
     $$(".selection-field").forEach(function (f) { f.value = selection.join(","); });
     $$(".run-select").forEach(function (box) { box.checked = selection.indexOf(box.value) >= 0; });
   }
@@ -75,6 +82,11 @@
     });
     var clear = $("#clear-selection");
     if (clear) clear.addEventListener("click", function () { selection = []; saveSelection(); renderSelection(); });
+    var hideForm = $("#hide-selected-form");
+    if (hideForm) hideForm.addEventListener("submit", function () {
+      hideForm.elements.runs.value = selection.join(",");     /* the runs hidden leave the list: */
+      selection = []; saveSelection();                          /* and the selection */
+    });
     document.body.addEventListener("htmx:afterSwap", renderSelection);
     var save = $("#save-view");
     if (save) save.addEventListener("submit", function () {

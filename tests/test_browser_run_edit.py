@@ -20,7 +20,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def viewer(tmp_path_factory):
     root = tmp_path_factory.mktemp("browser-run-edit") / "experiments"
-    ids = {name: loss_run(root, name=name) for name in ("victim", "bystander")}
+    ids = {name: loss_run(root, name=name) for name in ("victim", "bystander", "hide-me", "trash-me")}
     proc, url = serve(root, "--edit-runs")
     yield root, ids, url
     shutdown(proc)
@@ -53,4 +53,26 @@ def test_delete_from_the_run_page_and_restore_from_the_trash(page, viewer):
     assert snapshot(folder) == before
     page.goto(f"{url}/p/llm")
     assert victim in page.content()
+    assert errors == []
+
+
+def test_hide_and_delete_the_runs_table_selection(page, viewer):
+    root, ids, url = viewer
+    extra = ids
+    errors = watch_errors(page)
+    page.goto(f"{url}/p/llm")
+    page.wait_for_selector(f'.run-select[value="{extra["hide-me"]}"]')
+    assert page.is_disabled("#hide-selected")
+    page.check(f'.run-select[value="{extra["hide-me"]}"]')
+    page.click("#hide-selected")
+    page.wait_for_load_state()
+    page.wait_for_selector(f'.run-select[value="{ids["bystander"]}"]')
+    assert extra["hide-me"] not in page.content()                 # gone from the table
+    assert page.locator("#selection-count").inner_text() == "0 runs selected"   # cleared
+    page.check(f'.run-select[value="{extra["trash-me"]}"]')
+    page.click("#delete-selected")
+    page.wait_for_selector("#confirm-delete")
+    page.click("#confirm-delete")
+    page.wait_for_url("**/p/llm/.trash?moved=*")
+    assert (root / "llm" / "runs" / ".trash" / extra["trash-me"] / "run.json").is_file()
     assert errors == []

@@ -57,6 +57,11 @@ def test_a_hidden_run_leaves_every_list(hidden):
     timeline = viewer.get("/api/p/llm/.timeline").json()
     assert sorted(r["id"] for r in timeline["runs"]) == sorted(kept) and timeline["total"] == 4
 
+    # grouped Runs table: the hidden run counts in no group and in no mean
+    grouped = viewer.get("/api/p/llm/runs?cols=scalar:train/acc&group=config:opt").json()
+    sgd = {g["label"]: g for g in grouped["groups"]}["sgd"]
+    assert sgd["count"] == 1 and sgd["means"]["scalar:train/acc"] == 5.0      # w0 alone, not w10
+
     assert sorted(ls_ids(root)) == sorted(kept)
     assert ls_ids(root, "--hidden") == [gone]
     everything = json.loads(run_cli(root, "ls", "llm", "--json", "--all").stdout)

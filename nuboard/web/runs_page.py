@@ -9,7 +9,7 @@ from flask import Blueprint, abort, redirect, render_template, request, url_for
 from nuboard.catalog.query import QuerySyntaxError
 from nuboard.catalog.query_keys import completion_keys, query_warnings
 
-from . import artifact_data, runs_table, views
+from . import artifact_data, runs_shape, runs_table, views
 from .context import (
     catalogs,
     edits_allowed,
@@ -38,7 +38,8 @@ def index():
 
 def table_args(view: dict | None = None) -> dict:
     """The table's state from the URL, a saved view filling what the URL leaves out
-    (columns [] when none are chosen: the table shows its default columns)."""
+    (columns [] when none are chosen: the table shows its default columns; widths {column: px}
+    and the grouping key, runs_shape's; a bad width or key is a 400 naming it)."""
     view = view or {}
     args = request.args
     cols = args.get("cols")
@@ -54,15 +55,23 @@ def table_args(view: dict | None = None) -> dict:
     query = args.get("q")
     if query is None:
         query = view.get("query") or ""
+    try:
+        widths = (runs_shape.parse_widths(args["widths"]) if "widths" in args
+                  else dict(view.get("widths") or {}))
+        group = runs_shape.check_group(args["group"] if "group" in args
+                                       else view.get("group") or "")
+    except runs_shape.ShapeError as exc:
+        abort(400, description=str(exc))
     return {"query": query, "columns": columns, "sort": sort, "desc": desc, "page": page,
-            "per_page": per_page}
+            "per_page": per_page, "widths": widths, "group": group}
 
 
 def _table(project: str, state: dict) -> tuple[dict | None, str | None]:
     catalog = catalogs().get(project)
     try:
         defaults = None if state["columns"] else _defaults(project)
-        return runs_table.table_page(catalog, now=time.time(), defaults=defaults, **state), None
+        shown = {k: v for k, v in state.items() if k != "widths"}
+        return runs_table.table_page(catalog, now=time.time(), defaults=defaults, **shown), None
     except QuerySyntaxError as exc:
         return None, str(exc)
     except runs_table.TableError as exc:
@@ -92,6 +101,10 @@ def state_url(project: str, state: dict, **change) -> str:
         del params["cols"]                       # the default columns, as the project changes
     if merged.get("per_page", runs_table.PER_PAGE) != runs_table.PER_PAGE:
         params["per_page"] = str(merged["per_page"])
+    if merged.get("widths"):
+        params["widths"] = runs_shape.widths_text(merged["widths"])
+    if merged.get("group"):
+        params["group"] = merged["group"]
     return url_for("runs.runs", project=project) + "?" + urlencode(params)
 
 
@@ -110,10 +123,12 @@ def runs(project: str):
     if wants_json():
         if error is not None:
             return {"error": error, "query": state["query"], "status": 400}, 400
-        return {"project": project, "query": state["query"], "warnings": warnings, **table}
+        return {"project": project, "query": state["query"], "warnings": warnings,
+                "widths": state["widths"], **table}
     context = {"project": project, "state": state, "table": table,
                "error": None if query_error else error, "query_error": query_error,
                "warnings": warnings, "view": view, "state_url": state_url,
+               "widths_text": runs_shape.widths_text,
                "selected": view.get("runs", []) if view else []}
     if is_fragment() and request.headers.get("HX-Target") == "runs-results":
         notes = render_template("_query_notes.html", oob=True, **context)
@@ -162,9 +177,11 @@ def views_save(project: str):
         view = views.make_view(form.get("name", ""), form.get("q", ""), columns,
                                form.get("sort") or "start", form.get("desc", "1") != "0",
                                [r for r in form.get("runs", "").split(",") if r],
-                               form.get("x") or "step")
+                               form.get("x") or "step",
+                               widths=runs_shape.parse_widths(form.get("widths", "")),
+                               group=runs_shape.check_group(form.get("group", "")))
         saved = views.save_view(root_dir(), project, view)
-    except (runs_table.TableError, views.ViewError) as exc:
+    except (runs_table.TableError, views.ViewError, runs_shape.ShapeError) as exc:
         abort(400, description=str(exc))
     views.index_views(project_catalog(), saved)
     target = url_for("runs.runs", project=project) + "?" + urlencode({"view": view["name"]})

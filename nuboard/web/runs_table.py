@@ -5,13 +5,15 @@ Columns are named `name`, `status`, `start`, `duration`, `tags`, `group`, `host`
 (rank 0's last, smallest and largest value of a scalar). When none are chosen the table shows
 results (default_columns). Each number is written as on every page (number_text). Sorting
 and paging run in SQLite, so a page of a 10,000-run project reads 10,000 index entries at most
-and 100 rows; by duration, in the order of the durations shown (_by_duration).
+and 100 rows; by duration, in the order of the durations shown (_by_duration). Grouped by a
+key (`group`), the matching runs' ids are ordered group by group here and paged in Python, the
+groups' counts and means read by catalog/run_groups.py.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from nuboard.catalog import run_reads
+from nuboard.catalog import run_groups, run_reads
 from nuboard.catalog.sync import config_value
 from nuboard.files.names import RESERVED_DEFAULTS
 from nuboard.files.records import display_status, run_duration, run_record
@@ -70,7 +72,7 @@ def default_columns(catalog) -> list[str]:
 
 def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = True,
                page: int = 1, per_page: int = PER_PAGE, columns: list[str] | None = None,
-               defaults: list[str] | None = None, now: float) -> dict:
+               defaults: list[str] | None = None, group: str = "", now: float) -> dict:
     """One page of the project's runs: {'total', 'page', 'pages', 'runs': [record...]}.
 
     columns: the chosen columns; none chosen: `defaults`, else default_columns(catalog).
@@ -79,6 +81,13 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
     every page);
     'numeric' lists the columns whose cells are all numbers (right-aligned).
 
+    group: a key to group the rows by ('group', 'host', 'config:<key>'; '' for none): the rows
+    come group by group (group_order), in the sort's order within each; 'groups' lists every
+    group of the matching runs {'label', 'value', 'count', 'means', 'cells'} (the mean of each
+    config:/scalar:/min:/max: column over the group, None without numbers, and as written) and
+    each record's 'group_index' is its group's place in that list; 'averaged' lists the
+    columns with a mean in some group.
+
     Raises:
         QuerySyntaxError: the query does not parse.
         TableError: an unknown column or sort key.
@@ -86,8 +95,13 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
     chosen = bool(columns)
     columns = check_columns(list(columns or defaults or default_columns(catalog)))
     per_page = max(1, min(per_page, MAX_PER_PAGE))
+    groups: list[dict] = []
     try:
-        if sort == "duration":
+        if group:
+            found, in_group, groups = _grouped(catalog, query, group, columns, now=now,
+                                               sort=sort, desc=desc, page=page,
+                                               per_page=per_page)
+        elif sort == "duration":
             found = _by_duration(catalog, query, now=now, desc=desc, page=page, per_page=per_page)
         else:
             found = run_reads.runs_page(catalog, query, now=now, sort=sort, desc=desc, page=page,
@@ -105,11 +119,56 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
         record["world_size"] = row.get("world_size")
         record["parent"] = row.get("parent_run_id")
         record["colour"] = colours.run(row["run_id"])
+        if group:
+            record["group_index"] = in_group.get(row["run_id"])
         records.append(record)
     numeric = format_cells(records, [c for c in columns if ":" in c])
     return {"total": found.total, "page": found.page, "pages": found.pages, "per_page": per_page,
             "columns": columns, "chosen": chosen, "numeric": numeric, "sort": sort,
-            "desc": desc, "runs": records}
+            "desc": desc, "group": group, "groups": groups, "runs": records,
+            "averaged": [c for c in columns if any(g["means"].get(c) is not None
+                                                   for g in groups)]}
+
+
+def _ordered_ids(catalog, query: str, *, now: float, sort: str, desc: bool) -> list[str]:
+    """The run ids of every matching run, in the order the table shows them ungrouped."""
+    if sort == "duration":
+        return _duration_order(catalog, query, now=now, desc=desc)
+    return [r["run_id"] for r in run_reads.find_runs(catalog, query, now=now, sort=sort,
+                                                     desc=desc, fields=("run_id",))]
+
+
+def _page_of(catalog, ordered: list[str], page: int, per_page: int) -> run_reads.RunsPage:
+    """Page `page` (clamped) of these run ids, their rows read by id."""
+    pages = max(1, -(-len(ordered) // per_page))
+    page = max(1, min(page, pages))
+    ids = ordered[(page - 1) * per_page:page * per_page]
+    found = run_reads.runs_by_id(catalog, ids, ROW_FIELDS)
+    return run_reads.RunsPage(len(ordered), page, pages, [found[i] for i in ids if i in found])
+
+
+def _grouped(catalog, query: str, key: str, columns: list[str], *, now: float, sort: str,
+             desc: bool, page: int, per_page: int
+             ) -> tuple[run_reads.RunsPage, dict[str, int], list[dict]]:
+    """A page of the runs group by group, each run's group (by run id) and every group.
+
+    The groups and their means come from one grouped read of every matching run
+    (run_groups); the order within a group is the sort's, kept by a stable sort of the
+    ordered run ids on their group's place (a run synced between the reads goes last)."""
+    by_run, rows = run_groups.group_rows(catalog, query, now=now, key=key, columns=columns)
+    place = {g.key: i for i, g in enumerate(rows)}
+    in_group = {run_id: place[k] for run_id, k in by_run.items()}
+    ordered = _ordered_ids(catalog, query, now=now, sort=sort, desc=desc)
+    ordered.sort(key=lambda r: in_group.get(r, len(rows)))
+    groups = []
+    for g in rows:
+        value = None if g.key.type is None else config_value(g.key.type, g.key.num, g.key.text)
+        label = ("(no value)" if g.key.type is None else "null" if value is None
+                 else cell_text(value) or repr(value))
+        groups.append({"label": label,
+                       "value": value, "count": g.count, "means": g.means,
+                       "cells": {c: cell_text(m) for c, m in g.means.items()}})
+    return _page_of(catalog, ordered, page, per_page), in_group, groups
 
 
 def _by_duration(catalog, query: str, *, now: float, desc: bool, page: int,
@@ -120,17 +179,17 @@ def _by_duration(catalog, query: str, *, now: float, desc: bool, page: int,
 
     The durations of every matching run are worked out here, from DURATION_FIELDS (a 10,000-run
     project: one read of 10,000 short rows), and the page's rows read by id."""
+    return _page_of(catalog, _duration_order(catalog, query, now=now, desc=desc), page, per_page)
+
+
+def _duration_order(catalog, query: str, *, now: float, desc: bool) -> list[str]:
+    """The run ids of every matching run in the order of the durations shown."""
     rows = run_reads.find_runs(catalog, query, now=now, fields=DURATION_FIELDS)
     shown = {r["run_id"]: run_duration(r, display_status(r["status"], r["heartbeat_mtime"], now,
                                                          r["lost_after"]), now) for r in rows}
     known = sorted((r for r in shown if shown[r] is not None), key=lambda r: (shown[r], r),
                    reverse=desc)
-    ordered = known + sorted((r for r in shown if shown[r] is None), reverse=desc)
-    pages = max(1, -(-len(ordered) // per_page))
-    page = max(1, min(page, pages))
-    ids = ordered[(page - 1) * per_page:page * per_page]
-    found = run_reads.runs_by_id(catalog, ids, ROW_FIELDS)
-    return run_reads.RunsPage(len(ordered), page, pages, [found[i] for i in ids if i in found])
+    return known + sorted((r for r in shown if shown[r] is None), reverse=desc)
 
 
 def format_cells(records: list[dict], columns: list[str]) -> list[str]:

@@ -1,4 +1,5 @@
-"""Saved views: a name for a query, its columns, its sort and its chart selection.
+"""Saved views: a name for a query, its columns (in their order, with the widths a user gave
+them), its sort, its grouping key and its chart selection.
 
 They live in the project's `views.json` (so they travel with the project), replaced
 atomically under a lock; the catalog's `views` table mirrors them for SQL.
@@ -7,10 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nuboard.catalog.run_groups import check_group_key
 from nuboard.catalog.run_writes import mirror_views
 from nuboard.errors import NuBoardError
 from nuboard.files import documents, layout
 from nuboard.files.jsonfile import replacing, write_json_atomic
+
+from . import runs_shape
 
 VIEWS_FILE = "views.json"
 MAX_VIEWS = 500
@@ -62,7 +66,7 @@ def read_views_noted(root: Path, project: str) -> tuple[list[dict], str | None]:
 
 
 _VIEW_TYPES = {"name": str, "query": str, "sort": str, "desc": bool, "x": str,
-               "columns": list, "runs": list}
+               "columns": list, "runs": list, "group": str, "widths": dict}
 
 
 def view_problem(view) -> str | None:
@@ -77,6 +81,12 @@ def view_problem(view) -> str | None:
             return f"view {view['name'][:40]!r} has {key} {value!r:.40}"
         if kind is list and value is not None and not all(isinstance(v, str) for v in value):
             return f"view {view['name'][:40]!r} has {key} that are not all strings"
+    for column, px in (view.get("widths") or {}).items():
+        problem = runs_shape.width_problem(column, px)
+        if problem:
+            return f"view {view['name'][:40]!r}: {problem}"
+    if view.get("group") and not check_group_key(view["group"]):
+        return f"view {view['name'][:40]!r} has group {view['group']!r:.40}"
     return None
 
 
@@ -85,8 +95,12 @@ def find_view(root: Path, project: str, name: str) -> dict | None:
 
 
 def make_view(name: str, query: str, columns: list[str], sort: str, desc: bool,
-              runs: list[str], x: str = "step") -> dict:
-    """A view checked: a name of 1-100 characters without control characters, bounded parts."""
+              runs: list[str], x: str = "step", *, widths: dict[str, int] | None = None,
+              group: str = "") -> dict:
+    """A view checked: a name of 1-100 characters without control characters, bounded parts.
+
+    columns: the Runs table's columns in the order shown; widths: {column: px} of those a
+    user resized (runs_shape.check_widths); group: the key its rows are grouped by, or ''."""
     name = name.strip()
     if not name or len(name) > MAX_NAME or any(ord(c) < 32 for c in name):
         raise ViewError(f"view name {name[:40]!r} is not allowed: give 1-{MAX_NAME} characters, "
@@ -96,8 +110,13 @@ def make_view(name: str, query: str, columns: list[str], sort: str, desc: bool,
                         f"{MAX_QUERY}).")
     if len(runs) > MAX_RUNS:
         raise ViewError(f"too many runs selected to save ({len(runs)}, at most {MAX_RUNS}).")
+    try:
+        widths = runs_shape.check_widths(dict(widths or {}))
+        group = runs_shape.check_group(group)
+    except runs_shape.ShapeError as exc:
+        raise ViewError(str(exc)) from None
     return {"name": name, "query": query, "columns": list(columns), "sort": sort,
-            "desc": bool(desc), "runs": list(runs), "x": x}
+            "desc": bool(desc), "runs": list(runs), "x": x, "widths": widths, "group": group}
 
 
 def save_view(root: Path, project: str, view: dict) -> list[dict]:
