@@ -33,14 +33,20 @@ def trash_runs(root: Path, targets: list[tuple[str, str]]) -> None:
     """Move each run's folder to its project's runs/.trash/, then sync those catalogs (the
     runs leave them). A run that cannot move stops the rest; those moved stay moved."""
     from nuboard.files.run_trash import move_to_trash
-    moved: set[str] = set()
+    _move_each(root, targets, move_to_trash, "Moved {}/{} to {}/runs/.trash/")
+
+
+def _move_each(root: Path, targets: list[tuple[str, str]], move, said: str) -> None:
+    """move(root, project, run_id) for each target, saying `said` (formatted with project,
+    run id, project) after each; then sync the projects touched, also when one fails."""
+    touched: set[str] = set()
     try:
         for project, run_id in targets:
-            move_to_trash(root, project, run_id)
-            moved.add(project)
-            click.echo(f"Moved {project}/{run_id} to {project}/runs/.trash/")
+            move(root, project, run_id)
+            touched.add(project)
+            click.echo(said.format(project, run_id, project))
     finally:
-        for project in sorted(moved):
+        for project in sorted(touched):
             with _synced(root, project):
                 pass
 
@@ -133,13 +139,4 @@ def trash_restore(run_ids: tuple[str, ...], project: str | None, root: Path) -> 
             raise RunNotFoundError(f"Run {run_id!r} is in the trash of several projects "
                                    f"({', '.join(where)}); pass --project to say which.")
         targets.append((where[0], run_id))
-    restored: set[str] = set()
-    try:
-        for where, run_id in targets:
-            restore_from_trash(root, where, run_id)
-            restored.add(where)
-            click.echo(f"Restored {where}/{run_id}")
-    finally:
-        for where in sorted(restored):
-            with _synced(root, where):
-                pass
+    _move_each(root, targets, restore_from_trash, "Restored {}/{}")

@@ -24,11 +24,10 @@ from urllib.parse import quote
 
 from flask import Blueprint, Response, abort, request
 
-from nuboard.files import layout
 from nuboard.files.csv_cells import escape_formula
 
 from .chart_xscalar import x_scalar
-from .charts import chart_names, chosen_runs, number_arg, run_rows, x_axis_arg
+from .charts import chart_names, chosen_runs, number_arg, run_ranks, run_rows, x_axis_arg
 from .context import load_project, root_dir, series_cache
 from .security import DOWNLOAD_CSP
 
@@ -95,26 +94,19 @@ def _parts(project: str, ids: list[str], names: list[str], x: str, rank_arg: str
     rows = run_rows(project, ids)
     cache, root = series_cache(), root_dir()
     out = []
-    for run_id in ids:
-        row = rows.get(run_id)
-        if row is None:
-            continue
-        folder = layout.run_dir(root, project, run_id)
-        ranks = (layout.list_ranks(folder) or [0]) if rank_arg == "all" else [int(rank_arg)]
-        live = row["status"] == "running"
-        for rank in ranks:
-            for name in names:
-                # read as chartdata.series_payload reads for the chart (a live run's new
-                # points too), on the same axis and shift
-                found = _axis(cache, folder, rank, name, x, live)
-                if found is None:
-                    continue
-                axis, shift = found
-                start = 0 if lo is None else bisect.bisect_left(axis.xs, lo + shift)
-                stop = len(axis) if hi is None else bisect.bisect_right(axis.xs, hi + shift)
-                if stop > start:
-                    prefix = _row([run_id, row["name"], str(rank), name])[:-2] + ","
-                    out.append(_Part(axis, start, stop, shift, prefix))
+    for run_id, row, folder, rank, live in run_ranks(root, project, rows, ids, rank_arg):
+        for name in names:
+            # read as chartdata.series_payload reads for the chart (a live run's new points
+            # too), on the same axis and shift
+            found = _axis(cache, folder, rank, name, x, live)
+            if found is None:
+                continue
+            axis, shift = found
+            start = 0 if lo is None else bisect.bisect_left(axis.xs, lo + shift)
+            stop = len(axis) if hi is None else bisect.bisect_right(axis.xs, hi + shift)
+            if stop > start:
+                prefix = _row([run_id, row["name"], str(rank), name])[:-2] + ","
+                out.append(_Part(axis, start, stop, shift, prefix))
     return out
 
 

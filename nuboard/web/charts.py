@@ -231,22 +231,28 @@ def chart_series(cache, root, project: str, rows: dict, ids: list[str], name: st
     """The data endpoint's 'series' for one scalar of these runs (rows: run_rows's), each
     run's points downsampled; no Flask in here, so the page's prefetch thread runs it too."""
     out = []
+    for run_id, row, folder, rank, live in run_ranks(root, project, rows, ids, rank_arg):
+        payload = series_payload(cache, folder, rank, name, x=x, lo=lo, hi=hi,
+                                 buckets=buckets, live=live)
+        if payload is None or not payload.get("total"):
+            continue
+        label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
+        out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
+                    "colour": colours.rank(run_id, rank), "live": live, **payload})
+    return out
+
+
+def run_ranks(root, project: str, rows: dict, ids: list[str], rank_arg: str):
+    """(run id, its row, its folder, rank, live) for each run of ids that rows holds, in that
+    order, and each rank asked: rank_arg a number, or 'all' (every rank that logged, else 0)."""
     for run_id in ids:
         row = rows.get(run_id)
         if row is None:
             continue
         folder = layout.run_dir(root, project, run_id)
         ranks = (layout.list_ranks(folder) or [0]) if rank_arg == "all" else [int(rank_arg)]
-        live = row["status"] == "running"
         for rank in ranks:
-            payload = series_payload(cache, folder, rank, name, x=x, lo=lo, hi=hi,
-                                     buckets=buckets, live=live)
-            if payload is None or not payload.get("total"):
-                continue
-            label = _label(row) + (f" r{rank}" if rank_arg == "all" else "")
-            out.append({"run": run_id, "run_name": row["name"], "rank": rank, "label": label,
-                        "colour": colours.rank(run_id, rank), "live": live, **payload})
-    return out
+            yield run_id, row, folder, rank, row["status"] == "running"
 
 
 @charts.get("/api/p/<project:project>/.chart")
