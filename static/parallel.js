@@ -79,7 +79,8 @@
       out = niceTicks(lo, hi, 5);
       if (out.length < 2) out = [lo, hi];
     }
-    return out.map(function (v) { return [v, num(v)]; });
+    /* a decade reads as it is; a range's end (0.098243) with three significant digits */
+    return out.map(function (v) { return [v, num(axis.kind === "log" ? Number(v.toPrecision(3)) : v)]; });
   }
 
   function position(axis, value) {

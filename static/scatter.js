@@ -47,8 +47,22 @@
     } else if (Num) {
       out.values = function (u, vals) { return Num.distinct(vals, Num.tick); };
     }
+    if (axis.log) {
+      /* over a decade or more, the decades only: no 2..9 grid lines, no label of the range's
+         end (6.913e-6) beside the decade next to it */
+      out.filter = function (u, splits) {
+        var decades = splits.filter(isDecade);
+        return decades.length >= 2 ? splits.map(function (v) { return isDecade(v) ? v : null; }) : splits;
+      };
+    }
     if (side === 3) out.size = 70;
     return out;
+  }
+
+  function isDecade(v) {
+    if (!(v > 0)) return false;
+    var e = Math.round(Math.log10(v));
+    return Math.abs(v / Math.pow(10, e) - 1) < 1e-9;
   }
 
   /* the value a point's coordinate names: a category's text or the number */
