@@ -57,3 +57,11 @@ INKED = """(f, [lo, hi, hex, tolerance]) => { const c = f.querySelector('canvas'
     return n; }"""
 """For figure.chart's evaluate: how many pixels of the plot between x values lo and hi (its
 drawn x scale) are within `tolerance` (summed over r, g, b) of the colour '#rrggbb'."""
+
+
+def export(page, figure, item: str) -> bytes:
+    """What a chart's Export menu item ("CSV (drawn)", "PNG") downloads, as bytes."""
+    figure.locator("summary", has_text="Export").click()
+    with page.expect_download() as info:
+        figure.get_by_role("button", name=item).click()
+    return Path(info.value.path()).read_bytes()

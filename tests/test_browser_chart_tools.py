@@ -14,7 +14,7 @@ import struct
 
 import pytest
 from helpers import QUIET
-from helpers_browser import SHOTS, serve, shot, shutdown, watch_errors
+from helpers_browser import SHOTS, export, serve, shot, shutdown, watch_errors
 from playwright.sync_api import expect
 
 import nuboard as nb
@@ -42,13 +42,6 @@ def charts(root, page):
     yield url, ids, figure
     assert errors == []
     shutdown(proc)
-
-
-def export(page, figure, item: str) -> bytes:
-    figure.locator("summary", has_text="Export").click()
-    with page.expect_download() as info:
-        figure.get_by_role("button", name=item).click()
-    return open(info.value.path(), "rb").read()
 
 
 def test_csv_of_the_drawn_chart_equals_its_data(charts, page):

@@ -3,20 +3,25 @@ query's 2,000 runs draw and brush (the URL carries the range, the JSON twin's ru
 those whose config lies in it, and the view survives a reload and the copied URL in a fresh
 browser), Scatter draws 2,000 points and keeps its settings, the Diff of three runs selected
 on the Runs page shows the config keys that differ, and Charts grouped by config.opt draw
-three lines whose median, mean and std are the numbers the sweep's own curves give.
+three lines whose median, mean and std are the numbers the sweep's own curves give; a chart's
+CSV export equals its data, and a run deleted from its page (`--edit-runs`) lies whole in
+runs/.trash/ and comes back whole from the Trash page.
 
 One sweep for the module (tests/helpers_sweep.py: the API writes one run per cell, the rest
 are copies with their own run.json), served by `nuboard up`; Debian's Chromium through
 Playwright. Screenshots go to test-screenshots/sweep-accept-*.png."""
 from __future__ import annotations
 
+import csv
+import io
 import re
 import statistics
 from collections import Counter
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from helpers_browser import INKED, serve, shot, shutdown, watch_errors
+from helpers_browser import INKED, export, serve, shot, shutdown, watch_errors
 from helpers_sweep import OPTS, last, make_sweep
 from playwright.sync_api import expect
 
@@ -46,7 +51,7 @@ WHERE = """([i, f]) => { const b = document.getElementById('parallel'), d = b.da
 def sweep(tmp_path_factory):
     root = tmp_path_factory.mktemp("sweep-accept") / "experiments"
     runs = make_sweep(root, "sweep", RUNS)
-    proc, url = serve(root)
+    proc, url = serve(root, "--edit-runs")
     yield url, {r.id: r for r in runs}
     shutdown(proc)
 
@@ -224,4 +229,55 @@ def test_charts_grouped_by_optimizer_draw_the_groups_figures(sweep, page, browse
         kept(other)
     finally:
         context.close()
+    assert errors == []
+
+
+def test_a_sweep_charts_csv_export_equals_its_data(sweep, page):
+    url, runs = sweep
+    errors = watch_errors(page)
+    chosen = sorted(runs)[:12]
+    page.goto(f"{url}/p/sweep/.charts?runs={','.join(chosen)}")
+    figure = page.locator('figure.chart[data-name="train/loss"][data-drawn="1"]')
+    expect(figure).to_have_count(1)
+    table = list(csv.reader(io.StringIO(export(page, figure, "CSV (drawn)").decode())))
+    doc = twin(page, url, "/p/sweep/.chart", f"name=train/loss&runs={','.join(chosen)}")
+    assert table[0] == ["step"] + [s["label"] for s in doc["series"]]
+    assert [int(r[0]) for r in table[1:]] == sorted({x for s in doc["series"] for x in s["x"]})
+    for column, series in enumerate(doc["series"], start=1):
+        drawn = [(int(r[0]), float(r[column])) for r in table[1:] if r[column] != ""]
+        assert drawn == list(zip(series["x"], series["y"]))         # every value, exactly
+    every = page.request.get(f"{url}/p/sweep/.chart.csv?name=train/loss&runs={','.join(chosen)}")
+    rows = list(csv.reader(io.StringIO(every.text())))[1:]
+    assert len(rows) == sum(len(runs[r].points["train/loss"]) for r in chosen)
+    assert errors == []
+
+
+def snapshot(folder) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_deleted_sweep_run_is_in_the_trash_and_restored_whole(sweep, page):
+    """Last in the module: the sweep has 2,000 runs again when it ends."""
+    url, runs = sweep
+    errors = watch_errors(page)
+    victim = sorted(runs)[-1]
+    reply = page.request.get(f"{url}/api/projects")            # the folder nuboard up serves
+    assert reply.ok
+    root = Path(reply.json()["root"])
+    folder = root / "sweep" / "runs" / victim
+    before = snapshot(folder)
+    page.goto(f"{url}/p/sweep/.run/{victim}")
+    page.click("#delete-run")
+    page.click("#confirm-delete")
+    page.wait_for_url("**/p/sweep/.trash?moved=*")
+    assert not folder.exists()
+    assert snapshot(root / "sweep" / "runs" / ".trash" / victim) == before
+    data = twin(page, url, "/p/sweep/.parallel", f"q=&axes={AXES}")
+    assert data["total"] == RUNS - 1 and victim not in {r["id"] for r in data["runs"]}
+    page.locator(f"tr[data-run='{victim}'] button.restore-run").click()
+    page.wait_for_url(f"**/p/sweep/.run/{victim}")
+    assert snapshot(folder) == before
+    data = twin(page, url, "/p/sweep/.parallel", f"q=&axes={AXES}")
+    assert data["total"] == RUNS and victim in {r["id"] for r in data["runs"]}
     assert errors == []
