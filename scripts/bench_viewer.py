@@ -503,6 +503,15 @@ def bench_http(root: Path, known: dict, args, log: Path) -> None:
         last = max(1, math.ceil(n / 100))
         _, median, _ = client.timed(f"/p/{RUNS}?page={last}", repeat)
         line(f"  its last page, page {last} (median)", ms(median), "< 150 ms", median < 0.15)
+        grouped = "group=config:batch_size&cols=status,name,config:lr,config:batch_size"
+        _, body = client.get(f"/api/p/{RUNS}/runs?{grouped}")
+        counts = [g["count"] for g in json.loads(body)["groups"]]
+        if sum(counts) != n or len(counts) != min(n, 4):
+            raise BenchError(f"grouped by batch_size, the groups count {counts}; expected "
+                             f"{min(n, 4)} groups of {n} runs in all")
+        _, median, _ = client.timed(f"/p/{RUNS}?{grouped}", repeat)
+        line("  grouped by config:batch_size, 4 groups with means (median)", ms(median),
+             "< 150 ms", median < 0.15)
         bench_scatter(client, n, repeat)
         bench_parallel(client, n, repeat)
 
