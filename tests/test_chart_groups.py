@@ -198,7 +198,7 @@ def test_median_std_and_count_per_step_and_groups_of_two_keys(root, make_run):
     with AppViewer(root) as viewer:
         one = chart(viewer, "llm", ids, group="config.opt")
         reply = viewer.get(f"/api/p/llm/.chart?name=train/loss&runs={','.join(ids)}"
-                           "&group=config.opt&group=config.bs")
+                           "&group=config.opt&group=config:bs")      # the Runs table's spelling
         too_many = viewer.get(f"/api/p/llm/.chart?name=train/loss&runs={ids[0]}"
                               "&group=config.opt&group=config.bs&group=config.seed&group=group")
     adam = one["groups"][0]

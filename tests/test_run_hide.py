@@ -152,3 +152,27 @@ def test_hiding_is_refused_without_the_flag_the_token_or_our_origin(tmp_path):
         AppViewer(root, read_only=True, edit_runs=True)
     done = run_cli(root, "up", str(root), "--read-only", "--edit-runs")
     assert done.returncode == 2 and "--edit-runs" in done.stderr
+
+
+def test_the_runs_page_lists_the_hidden_runs_and_unhides_a_selection(tmp_path):
+    """'N hidden' beside the count opens the hidden runs (?hidden=1), whose selection bar
+    says Unhide selected: a mistaken Hide selected is undone from the browser."""
+    root = tmp_path / "experiments"
+    ids = sweep_runs(root, "xss")
+    with Viewer(root, edit_runs=True) as viewer:
+        reply = viewer.post("/p/llm/.hide", {"runs": f"{ids['w1']},{ids['w10']}", "hidden": "1",
+                                             "back": "runs"})
+        assert reply.status == 303
+        page = viewer.get("/p/llm")
+        assert "3 runs" in visible_text(page.text) and "2 hidden" in visible_text(page.text)
+        listed = viewer.get("/api/p/llm/runs?hidden=1").json()
+        assert listed["hidden"] is True and sorted(r["id"] for r in listed["runs"]) == sorted(
+            [ids["w1"], ids["w10"]])
+        hidden_page = viewer.get("/p/llm?hidden=1").text
+        assert "2 hidden runs" in visible_text(hidden_page) and "Unhide selected" in hidden_page
+        assert viewer.get("/p/llm?hidden=yes").status == 400
+        reply = viewer.post("/p/llm/.hide", {"runs": f"{ids['w1']},{ids['w10']}", "hidden": "0",
+                                             "back": "runs"})
+        assert reply.status == 303
+        assert viewer.get("/api/p/llm/runs").json()["total"] == 5
+        assert viewer.get("/api/p/llm/runs?hidden=1").json()["total"] == 0

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import QUIET, loss_run, run_cli
+from helpers import QUIET, loss_run, run_cli, write_run
 from helpers_http import AppViewer, visible_text
 
 import nuboard as nb
@@ -158,3 +158,24 @@ def test_the_command_line_trash(tmp_path):
     assert ls_ids(root) == [run_id] and snapshot(root / "llm" / "runs" / run_id) == before
     missing = run_cli(root, "trash", "restore", run_id)
     assert missing.returncode == 1 and "not in the trash" in missing.stderr
+
+
+def test_a_run_folder_that_is_a_link_goes_to_the_trash_and_back_as_the_link(tmp_path):
+    """A lab that keeps a run's folder on another disk links it into runs/: the link moves,
+    never what it points to, and a restore makes the link again (a rename of a link cannot
+    take the place of the empty folder that claims the id)."""
+    from nuboard.files.run_trash import list_trash, move_to_trash, restore_from_trash
+    root = tmp_path / "experiments"
+    real = Path(write_run(root, "llm", {"train/loss": [(0, 1.0)]}, run_name="far"))
+    elsewhere = tmp_path / "other-disk" / real.name
+    elsewhere.parent.mkdir()
+    real.rename(elsewhere)
+    real.symlink_to(elsewhere, target_is_directory=True)
+    before = sorted(p.name for p in elsewhere.iterdir())
+    move_to_trash(root, "llm", real.name)
+    trashed = root / "llm" / "runs" / ".trash" / real.name
+    assert trashed.is_symlink() and not real.exists() and elsewhere.is_dir()
+    assert [r["id"] for r in list_trash(root, "llm")] == [real.name]
+    restore_from_trash(root, "llm", real.name)
+    assert real.is_symlink() and real.resolve() == elsewhere.resolve()
+    assert not trashed.exists() and sorted(p.name for p in real.iterdir()) == before

@@ -182,3 +182,11 @@ def test_a_width_or_group_the_table_cannot_take_is_a_400(viewer, query, message)
     saved = v.post("/p/llm/.views", {"name": "bad", "cols": "name", "runs": "",
                                      **dict([query.split("=", 1)])})
     assert saved.status == 400 and message in html.unescape(saved.text)
+
+
+def test_a_group_key_copied_from_the_charts_page_works_on_the_runs_page(viewer):
+    """Charts write config.opt, the Runs table config:opt: each page takes the other's."""
+    v, _ = viewer
+    dotted = v.get("/api/p/llm/runs?group=config.opt").json()
+    assert dotted["group"] == "config:opt"
+    assert [g["label"] for g in dotted["groups"]] == ["adam", "sgd", "(no value)"]

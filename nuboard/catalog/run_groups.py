@@ -39,10 +39,10 @@ class GroupRow(NamedTuple):
     means: dict[str, float | None]
 
 
-def _where(catalog, query: str, now: float):
-    """The project's runs but the hidden ones (run_reads.hidden_clause), narrowed by the query
-    when it has text."""
-    where = (runs.c.project_id == catalog.project_id) & hidden_clause(catalog, False)
+def _where(catalog, query: str, now: float, hidden: bool):
+    """The project's runs but the hidden ones (hidden=True: the hidden ones only;
+    run_reads.hidden_clause), narrowed by the query when it has text."""
+    where = (runs.c.project_id == catalog.project_id) & hidden_clause(catalog, hidden)
     if query.strip():
         where = where & compile_query(query, now=dt.datetime.fromtimestamp(now, dt.timezone.utc))
     return where
@@ -82,8 +82,8 @@ def _mean_terms(source, columns: list[str]):
     return source, terms
 
 
-def group_rows(catalog, query: str, *, now: float, key: str,
-               columns: list[str]) -> tuple[dict[str, GroupKey], list[GroupRow]]:
+def group_rows(catalog, query: str, *, now: float, key: str, columns: list[str],
+               hidden: bool = False) -> tuple[dict[str, GroupKey], list[GroupRow]]:
     """Each matching run's key (by run id), and one GroupRow per value of the key, in the
     order the table shows them: numbers ascending, then texts, then runs without the key.
 
@@ -92,7 +92,7 @@ def group_rows(catalog, query: str, *, now: float, key: str,
     Raises:
         QuerySyntaxError: the query does not parse.
     """
-    where = _where(catalog, query, now)
+    where = _where(catalog, query, now, hidden)
     source, keys, by = _key_source(key)
     mean_source, terms = _mean_terms(source, columns)
     with catalog.reader.connect() as conn:

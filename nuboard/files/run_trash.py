@@ -81,6 +81,8 @@ def restore_from_trash(root: Path, project: str, run_id: str) -> Path:
     folder = layout.run_dir(root, project, run_id)
     if not os.path.isdir(source):
         raise RunNotFoundError(f"Run {run_id!r} is not in the trash of project {project!r}.")
+    if os.path.islink(source):
+        return _restore_link(source, folder, project, run_id)
     try:
         os.mkdir(folder)                       # the claim: fails when the id is taken again
     except FileExistsError:
@@ -106,9 +108,29 @@ def restore_from_trash(root: Path, project: str, run_id: str) -> Path:
     return folder
 
 
+def _restore_link(source: Path, folder: Path, project: str, run_id: str) -> Path:
+    """Restore a run folder that is a link (to a folder elsewhere): a link cannot be renamed
+    over an empty claim, so the link itself is the claim, made beside the others with the
+    same target (it fails when the id is taken again), and the trashed link is removed."""
+    try:
+        os.symlink(os.readlink(source), folder, target_is_directory=True)
+    except FileExistsError:
+        raise RunExistsError(f"A run {run_id!r} exists again in project {project!r}, so the one "
+                             "in the trash cannot be restored beside it: delete or rename one "
+                             "of them first. Nothing was moved.") from None
+    except OSError as exc:
+        raise TrashError(f"Run {run_id!r} could not be restored to {str(folder)!r} "
+                         f"({exc.strerror or exc}). Nothing was moved.") from None
+    os.unlink(source)
+    fsync_dir(folder.parent)
+    fsync_dir(source.parent)
+    return folder
+
+
 def list_trash(root: Path, project: str) -> list[dict]:
     """The runs in the project's trash, the last moved first: {'id', 'trashed' (epoch seconds
-    of the move: the folder's ctime), 'path'}. Entries whose name cannot be a run id are left
+    of the move: the folder's ctime, which a later change of the folder's metadata moves too),
+    'path'}. Entries whose name cannot be a run id are left
     out (nothing NuBoard put there)."""
     base = trash_dir(root, project)
     out = []

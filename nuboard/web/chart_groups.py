@@ -42,9 +42,13 @@ class GroupKeyError(ValueError):
 
 
 def check_group_key(key: str) -> str:
-    """The key as given ('' for none); GroupKeyError unless 'group' or 'config.<dotted key>'."""
+    """The key as given ('' for none); GroupKeyError unless 'group' or 'config.<dotted key>'.
+    The Runs table's spelling config:<key> is taken as config.<key>, so a key copied from one
+    page works on the other."""
     if key in ("", GROUP):
         return key
+    if key.startswith("config:"):
+        key = CONFIG + key[len("config:"):]
     if key.startswith(CONFIG) and len(key) <= 1000 and _DOTTED.fullmatch(key[len(CONFIG):]):
         return key
     raise GroupKeyError(f"group {key!r} is not a key runs can be grouped by: "

@@ -38,7 +38,7 @@ from .run_page import overview_or_none
 
 run_edit = Blueprint("run_edit", __name__)
 run_edit.url_value_preprocessor(load_project)
-MAX_RUNS = 1000                     # runs one hide or delete may name
+MAX_RUNS = 5000                     # runs one hide or delete may name (a sweep page's cap)
 
 
 def run_edits_on() -> bool:
@@ -166,6 +166,10 @@ def delete(project: str):
     moved: list[str] = []
     try:
         for run in plan["runs"]:
+            # checked again just before the move: a run resumed since the plan stays
+            if still_running(layout.run_dir(root_dir(), project, run["id"])):
+                raise TrashError(f"Run {run['id']!r} is running again (a fresh heartbeat or a "
+                                 "live process): it stays where it is.")
             move_to_trash(root_dir(), project, run["id"])
             moved.append(run["id"])
     except (TrashError, RunNotFoundError) as exc:

@@ -6,6 +6,7 @@ from urllib.parse import urlencode
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
 
+from nuboard.catalog import run_reads
 from nuboard.catalog.query import QuerySyntaxError
 from nuboard.catalog.query_keys import completion_keys, query_warnings
 
@@ -62,8 +63,11 @@ def table_args(view: dict | None = None) -> dict:
                                        else view.get("group") or "")
     except runs_shape.ShapeError as exc:
         abort(400, description=str(exc))
+    hidden = args.get("hidden", "0")
+    if hidden not in ("0", "1"):
+        abort(400, description=f"hidden={hidden[:20]!r}: give 1 (the hidden runs) or 0.")
     return {"query": query, "columns": columns, "sort": sort, "desc": desc, "page": page,
-            "per_page": per_page, "widths": widths, "group": group}
+            "per_page": per_page, "widths": widths, "group": group, "hidden": hidden == "1"}
 
 
 def _table(project: str, state: dict) -> tuple[dict | None, str | None]:
@@ -105,6 +109,8 @@ def state_url(project: str, state: dict, **change) -> str:
         params["widths"] = runs_shape.widths_text(merged["widths"])
     if merged.get("group"):
         params["group"] = merged["group"]
+    if merged.get("hidden"):
+        params["hidden"] = "1"
     return url_for("runs.runs", project=project) + "?" + urlencode(params)
 
 
@@ -124,12 +130,14 @@ def runs(project: str):
         if error is not None:
             return {"error": error, "query": state["query"], "status": 400}, 400
         return {"project": project, "query": state["query"], "warnings": warnings,
-                "widths": state["widths"], **table}
+                "widths": state["widths"], **table}    # 'hidden': the hidden runs listed
     context = {"project": project, "state": state, "table": table,
                "error": None if query_error else error, "query_error": query_error,
                "warnings": warnings, "view": view, "state_url": state_url,
                "widths_text": runs_shape.widths_text,
-               "selected": view.get("runs", []) if view else []}
+               "selected": view.get("runs", []) if view else [],
+               "hidden_count": run_reads.count_runs(catalogs().get(project), now=time.time(),
+                                                    hidden=True)}
     if is_fragment() and request.headers.get("HX-Target") == "runs-results":
         notes = render_template("_query_notes.html", oob=True, **context)
         if query_error:                 # the last good rows stay; the error shows by the box

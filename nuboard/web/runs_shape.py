@@ -80,7 +80,9 @@ def widths_text(widths: dict[str, int]) -> str:
 
 
 def check_group(key: Any) -> str:
-    """A grouping key checked: '' (none), a run field of GROUP_FIELDS or config:<key>.
+    """A grouping key checked: '' (none), a run field of GROUP_FIELDS or config:<key>; the
+    Charts page's spelling config.<key> is taken as config:<key>, so a key copied from one
+    page works on the other.
 
     Raises:
         ShapeError: any other key.
@@ -88,6 +90,8 @@ def check_group(key: Any) -> str:
     if not isinstance(key, str):
         raise ShapeError(f"the grouping key {key!r:.60} is not a text")
     key = key.strip()
+    if key.startswith("config.") and len(key) > len("config."):
+        key = "config:" + key[len("config."):]
     if key and not check_group_key(key):
         raise ShapeError(f"cannot group runs by {key!r:.60}: use "
                          f"{', '.join(GROUP_FIELDS)} or config:<key> (e.g. config:optimizer)")

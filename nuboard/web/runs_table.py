@@ -5,7 +5,7 @@ Columns are named `name`, `status`, `start`, `duration`, `tags`, `group`, `host`
 (rank 0's last, smallest and largest value of a scalar). When none are chosen the table shows
 results (default_columns). Each number is written as on every page (number_text). Sorting
 and paging run in SQLite, so a page of a 10,000-run project reads 10,000 index entries at most
-and 100 rows; by duration, in the order of the durations shown (_by_duration). Grouped by a
+and 100 rows; by duration, in the order of the durations shown (_duration_order). Grouped by a
 key (`group`), the matching runs' ids are ordered group by group here and paged in Python, the
 groups' counts and means read by catalog/run_groups.py.
 """
@@ -72,7 +72,8 @@ def default_columns(catalog) -> list[str]:
 
 def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = True,
                page: int = 1, per_page: int = PER_PAGE, columns: list[str] | None = None,
-               defaults: list[str] | None = None, group: str = "", now: float) -> dict:
+               defaults: list[str] | None = None, group: str = "", hidden: bool = False,
+               now: float) -> dict:
     """One page of the project's runs: {'total', 'page', 'pages', 'runs': [record...]}.
 
     columns: the chosen columns; none chosen: `defaults`, else default_columns(catalog).
@@ -88,6 +89,8 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
     each record's 'group_index' is its group's place in that list; 'averaged' lists the
     columns with a mean in some group.
 
+    hidden: list the runs hidden in the viewer (hidden.json) instead of the others.
+
     Raises:
         QuerySyntaxError: the query does not parse.
         TableError: an unknown column or sort key.
@@ -100,12 +103,13 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
         if group:
             found, in_group, groups = _grouped(catalog, query, group, columns, now=now,
                                                sort=sort, desc=desc, page=page,
-                                               per_page=per_page)
+                                               per_page=per_page, hidden=hidden)
         elif sort == "duration":
-            found = _by_duration(catalog, query, now=now, desc=desc, page=page, per_page=per_page)
+            found = _page_of(catalog, _duration_order(catalog, query, now=now, desc=desc,
+                                                      hidden=hidden), page, per_page)
         else:
             found = run_reads.runs_page(catalog, query, now=now, sort=sort, desc=desc, page=page,
-                                        per_page=per_page)
+                                        per_page=per_page, hidden=hidden)
     except run_reads.SortKeyError as exc:
         raise TableError(str(exc)) from None
     ids = [r["id"] for r in found.rows]
@@ -125,17 +129,19 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
     numeric = format_cells(records, [c for c in columns if ":" in c])
     return {"total": found.total, "page": found.page, "pages": found.pages, "per_page": per_page,
             "columns": columns, "chosen": chosen, "numeric": numeric, "sort": sort,
-            "desc": desc, "group": group, "groups": groups, "runs": records,
+            "desc": desc, "group": group, "groups": groups, "runs": records, "hidden": hidden,
             "averaged": [c for c in columns if any(g["means"].get(c) is not None
                                                    for g in groups)]}
 
 
-def _ordered_ids(catalog, query: str, *, now: float, sort: str, desc: bool) -> list[str]:
+def _ordered_ids(catalog, query: str, *, now: float, sort: str, desc: bool,
+                 hidden: bool = False) -> list[str]:
     """The run ids of every matching run, in the order the table shows them ungrouped."""
     if sort == "duration":
-        return _duration_order(catalog, query, now=now, desc=desc)
+        return _duration_order(catalog, query, now=now, desc=desc, hidden=hidden)
     return [r["run_id"] for r in run_reads.find_runs(catalog, query, now=now, sort=sort,
-                                                     desc=desc, fields=("run_id",))]
+                                                     desc=desc, fields=("run_id",),
+                                                     hidden=hidden)]
 
 
 def _page_of(catalog, ordered: list[str], page: int, per_page: int) -> run_reads.RunsPage:
@@ -148,17 +154,18 @@ def _page_of(catalog, ordered: list[str], page: int, per_page: int) -> run_reads
 
 
 def _grouped(catalog, query: str, key: str, columns: list[str], *, now: float, sort: str,
-             desc: bool, page: int, per_page: int
+             desc: bool, page: int, per_page: int, hidden: bool = False
              ) -> tuple[run_reads.RunsPage, dict[str, int], list[dict]]:
     """A page of the runs group by group, each run's group (by run id) and every group.
 
     The groups and their means come from one grouped read of every matching run
     (run_groups); the order within a group is the sort's, kept by a stable sort of the
     ordered run ids on their group's place (a run synced between the reads goes last)."""
-    by_run, rows = run_groups.group_rows(catalog, query, now=now, key=key, columns=columns)
+    by_run, rows = run_groups.group_rows(catalog, query, now=now, key=key, columns=columns,
+                                         hidden=hidden)
     place = {g.key: i for i, g in enumerate(rows)}
     in_group = {run_id: place[k] for run_id, k in by_run.items()}
-    ordered = _ordered_ids(catalog, query, now=now, sort=sort, desc=desc)
+    ordered = _ordered_ids(catalog, query, now=now, sort=sort, desc=desc, hidden=hidden)
     ordered.sort(key=lambda r: in_group.get(r, len(rows)))
     groups = []
     for g in rows:
@@ -171,20 +178,14 @@ def _grouped(catalog, query: str, key: str, columns: list[str], *, now: float, s
     return _page_of(catalog, ordered, page, per_page), in_group, groups
 
 
-def _by_duration(catalog, query: str, *, now: float, desc: bool, page: int,
-                 per_page: int) -> run_reads.RunsPage:
-    """A page of the runs in the order of the duration the table shows (run_duration: a
-    running run's so far, a lost one's up to its last heartbeat, which the catalog's
-    duration_s does not hold), unknown ones last, then by run id, as run_reads orders.
-
-    The durations of every matching run are worked out here, from DURATION_FIELDS (a 10,000-run
-    project: one read of 10,000 short rows), and the page's rows read by id."""
-    return _page_of(catalog, _duration_order(catalog, query, now=now, desc=desc), page, per_page)
-
-
-def _duration_order(catalog, query: str, *, now: float, desc: bool) -> list[str]:
-    """The run ids of every matching run in the order of the durations shown."""
-    rows = run_reads.find_runs(catalog, query, now=now, fields=DURATION_FIELDS)
+def _duration_order(catalog, query: str, *, now: float, desc: bool,
+                    hidden: bool = False) -> list[str]:
+    """The run ids of every matching run in the order of the duration the table shows
+    (run_duration: a running run's so far, a lost one's up to its last heartbeat, which the
+    catalog's duration_s does not hold), unknown ones last, then by run id, as run_reads
+    orders. Worked out here from DURATION_FIELDS (a 10,000-run project: one read of 10,000
+    short rows)."""
+    rows = run_reads.find_runs(catalog, query, now=now, fields=DURATION_FIELDS, hidden=hidden)
     shown = {r["run_id"]: run_duration(r, display_status(r["status"], r["heartbeat_mtime"], now,
                                                          r["lost_after"]), now) for r in rows}
     known = sorted((r for r in shown if shown[r] is not None), key=lambda r: (shown[r], r),
