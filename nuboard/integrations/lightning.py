@@ -9,6 +9,7 @@ Needs the `lightning` package (pip install 'nuboard[lightning]'). See docs/integ
 from __future__ import annotations
 
 import os
+import re
 import sys
 import warnings
 from typing import Any, Mapping
@@ -17,6 +18,7 @@ from nuboard.errors import import_extra
 from nuboard.recording.run import Run
 from nuboard.recording.run_config import to_config
 
+from .checkpoints import CheckpointLog, checked_log_model, number
 from .common import MetricLog, init_arguments, resume_arguments, start_run
 
 _loggers = import_extra("lightning.pytorch.loggers", "lightning", "nuboard.integrations.lightning")
@@ -36,6 +38,14 @@ class NuBoardLogger(_loggers.Logger):
     Args:
         project, run_name, config, dir, tags, **init_kwargs: nb.init's arguments, checked now;
             the run starts at the first use of `experiment` (Lightning's setup, on every rank).
+        log_model: as WandbLogger's: False records no checkpoint; True, once the fit has
+            ended well, the best checkpoint and the last (as versions of the run's `model`
+            artifact referencing the files); 'all' every checkpoint as it is saved (copies,
+            the run still running), or True with ModelCheckpoint(save_top_k=-1) too.
+        log_graph: True warns that NuBoard logs no model graph (WandbLogger's is not kept).
+
+    save_dir and log_dir are the run folder, and name is '', so Lightning's ModelCheckpoint
+    saves into <run folder>/<run id>/checkpoints/.
 
     log_hyperparams adds the hyperparameters to the run's config; log_metrics logs the
     metrics at the step Lightning gives, on rank 0 only (as Lightning's own loggers do), with
@@ -50,10 +60,17 @@ class NuBoardLogger(_loggers.Logger):
 
     def __init__(self, project: str | None = None, *, run_name: str | None = None, config: Any = None,
                  dir: "str | os.PathLike[str] | None" = None, tags: "list[str] | None" = None,
-                 **init_kwargs: Any):
+                 log_model: "bool | str" = False, log_graph: bool = False, **init_kwargs: Any):
         super().__init__()
+        self._log_model = checked_log_model(log_model)
+        if log_graph:
+            warnings.warn("NuBoardLogger(log_graph=True): NuBoard keeps no model graph, so none "
+                          "is logged (WandbLogger's log_graph is not supported).", RuntimeWarning,
+                          stacklevel=2)
         self._arguments = init_arguments(project, run_name=run_name, config=config, dir=dir,
                                          tags=tags, **init_kwargs)
+        self._checkpoints = CheckpointLog()
+        self._checkpoint_callback: Any = None      # log_model=True: recorded at the end
         self._log: MetricLog | None = None         # the run being recorded, with its names
         self._ended: MetricLog | None = None       # the run finalize finished, until it goes on
 
@@ -77,8 +94,19 @@ class NuBoardLogger(_loggers.Logger):
 
     @property
     def name(self) -> str:
-        """The project: Lightning's ModelCheckpoint saves to <default_root_dir>/<name>/<version>."""
-        return self._arguments["project"] or "default"
+        """'': Lightning's ModelCheckpoint saves to <save_dir>/<name>/<version>/checkpoints,
+        here <run folder>/<run id>/checkpoints (the project: experiment.project)."""
+        return ""
+
+    @property
+    def save_dir(self) -> str:
+        """The run folder (starts the run): Trainer.log_dir, and where checkpoints go."""
+        return str(self.experiment.folder)
+
+    @property
+    def log_dir(self) -> str:
+        """The run folder, as save_dir."""
+        return self.save_dir
 
     @property
     def version(self) -> str:
@@ -155,6 +183,21 @@ class NuBoardLogger(_loggers.Logger):
         (Lightning's step, so images line up with the curves), else one past the key's last."""
         return run.step if run.step >= 0 else run._media_last(key) + 1
 
+    @rank_zero_only
+    def after_save_checkpoint(self, checkpoint_callback: Any) -> None:
+        """Lightning saved a checkpoint: with log_model='all' (or True and save_top_k=-1) record
+        it now, as a copy; with True, remember the callback for the end of the fit."""
+        if self._log_model == "all" or (self._log_model is True and
+                                         getattr(checkpoint_callback, "save_top_k", None) == -1):
+            for path, meta in _checkpoints_of(checkpoint_callback):
+                self._checkpoints.copy(self.experiment, path, meta)
+        elif self._log_model is True:
+            self._checkpoint_callback = checkpoint_callback
+
+    def log_graph(self, model: Any, input_array: Any = None) -> None:
+        """Nothing: Lightning calls it at every fit; NuBoard keeps no model graph (asking for
+        one, NuBoardLogger(log_graph=True), is a warning)."""
+
     def save(self) -> None:
         """Write what the run holds in memory now (Lightning calls it after each log_metrics)."""
         if self._log is not None:
@@ -169,6 +212,10 @@ class NuBoardLogger(_loggers.Logger):
         run = self._ended.run
         if status in FINISHED:
             run.finish("finished")
+            callback, self._checkpoint_callback = self._checkpoint_callback, None
+            if callback is not None:         # the fit is over: its files no longer change
+                for path, meta in _checkpoints_of(callback):
+                    self._checkpoints.reference(run, path, meta)
             return
         exc_type, exc, tb = sys.exc_info()
         if exc is None:
@@ -181,3 +228,23 @@ class NuBoardLogger(_loggers.Logger):
         state = self.__dict__.copy()
         state["_log"] = state["_ended"] = None
         return state
+
+
+def _checkpoints_of(callback: Any) -> list[tuple[str, dict]]:
+    """The files a ModelCheckpoint holds now (its top k, the best and the last), oldest first,
+    each with its metadata: step, score, monitor, and whether it is the best."""
+    best = getattr(callback, "best_model_path", "") or ""
+    scores = dict(getattr(callback, "best_k_models", {}) or {})
+    paths = set(scores) | {p for p in (best, getattr(callback, "last_model_path", "") or "") if p}
+    step = getattr(callback, "_last_global_step_saved", None)
+    out = []
+    for path in paths:
+        if not os.path.isfile(path):
+            continue
+        named = re.search(r"step=(\d+)", os.path.basename(path))     # Lightning's file names
+        out.append((path, {"step": int(named.group(1)) if named else
+                           (step if path == getattr(callback, "last_model_path", "") else None),
+                           "score": number(scores.get(path)),
+                           "monitor": getattr(callback, "monitor", None), "best": path == best}))
+    out.sort(key=lambda item: os.path.getmtime(item[0]))
+    return out

@@ -15,6 +15,7 @@ from nuboard.files.names import MAX_LABEL
 from nuboard.recording.run import Run
 from nuboard.recording.run_config import to_config
 
+from .checkpoints import CheckpointLog, checked_log_model
 from .common import MetricLog, init_arguments, resume_arguments, start_run
 
 _callbacks = import_extra("transformers.trainer_callback", "transformers",
@@ -35,6 +36,10 @@ class NuBoardCallback(_callbacks.TrainerCallback):
             run_name defaults to TrainingArguments.run_name when that is set (and is not the
             output_dir); the run's config is `config` with 'args' (TrainingArguments.to_dict())
             and 'model' (the model's config.to_dict()) added.
+        log_model: as W&B's: False records no checkpoint; True, when training ends, the best
+            checkpoint folder (state.best_model_checkpoint, with load_best_model_at_end) and the
+            last one, as versions of the run's `model` artifact referencing the folders; 'all'
+            every checkpoint folder as the Trainer saves it (copies, the run still running).
 
     on_train_begin starts the run (every rank joins it; see docs/integrations.md); on_log
     logs each number of the dict at state.global_step on the world's main process, under
@@ -45,7 +50,10 @@ class NuBoardCallback(_callbacks.TrainerCallback):
 
     def __init__(self, project: str | None = None, *, run_name: str | None = None, config: Any = None,
                  dir: "str | os.PathLike[str] | None" = None, tags: "list[str] | None" = None,
-                 **init_kwargs: Any):
+                 log_model: "bool | str" = False, **init_kwargs: Any):
+        self._log_model = checked_log_model(log_model)
+        self._checkpoints = CheckpointLog()
+        self._last_checkpoint: str | None = None
         self._arguments = init_arguments(project, run_name=run_name, config=config, dir=dir,
                                          tags=tags, **init_kwargs)
         self._log: MetricLog | None = None         # the run being recorded, with its names
@@ -74,8 +82,24 @@ class NuBoardCallback(_callbacks.TrainerCallback):
         if outside:
             self._finish()
 
+    def on_save(self, args, state, control, **kwargs):
+        """The Trainer saved output_dir/checkpoint-<step>: with log_model='all' record it now."""
+        if not state.is_world_process_zero:
+            return
+        folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+        if not os.path.isdir(folder):
+            return
+        self._last_checkpoint = folder
+        if self._log_model == "all" and self._log is not None:
+            self._checkpoints.copy(self._log.run, folder, _meta(args, state, folder))
+
     def on_train_end(self, args, state, control, **kwargs):
+        run = self._log.run if self._log is not None else None
         self._finish()
+        if self._log_model is True and run is not None and state.is_world_process_zero:
+            wanted = [state.best_model_checkpoint, self._last_checkpoint]
+            for folder in dict.fromkeys(f for f in wanted if f and os.path.isdir(f)):
+                self._checkpoints.reference(run, folder, _meta(args, state, folder))
 
     def _start(self, args, model) -> None:
         """Start the run, or continue the finished one in a new session, with args and the
@@ -99,3 +123,13 @@ class NuBoardCallback(_callbacks.TrainerCallback):
         if self._log is not None:
             self._ended, self._log = self._log, None
             self._ended.run.finish("finished")
+
+
+def _meta(args, state, folder: str) -> dict:
+    """A checkpoint version's metadata: its step, the best score so far and what it measures,
+    and whether this folder is the best."""
+    step = folder.rsplit("checkpoint-", 1)[-1]
+    return {"step": int(step) if step.isdigit() else state.global_step,
+            "score": state.best_metric, "monitor": args.metric_for_best_model,
+            "best": bool(state.best_model_checkpoint) and
+            os.path.realpath(folder) == os.path.realpath(state.best_model_checkpoint)}
