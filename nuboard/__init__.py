@@ -149,3 +149,14 @@ __all__ = [
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError",
     "RunNotFoundError", "RunExistsError", "RunFinishedError", "RunFolderError", "__version__",
 ]
+
+
+def show(project=None, dir=None, height=600):
+    """In a notebook: start a viewer of the experiments folder in the background (once per
+    kernel, on a free loopback port) and show the project's Runs page inline (an IPython
+    IFrame; the URL outside IPython). A run shown in a cell then links to its page there.
+
+    Raises:
+        RuntimeError: the viewer did not start.
+    """
+    return importlib.import_module("nuboard.notebook").show(project, dir=dir, height=height)

@@ -132,6 +132,15 @@ class Run:
     def __repr__(self) -> str:
         return f"<nuboard.Run {self.project}/{self.id} name={self.name!r} status={self.status}>"
 
+    def _repr_html_(self) -> str:
+        """The run in a notebook: status, config, each scalar's last value, a link to its page
+        in the viewer nb.show started (nuboard/notebook.py)."""
+        from nuboard.notebook import run_html
+        if not self._finished:
+            self.flush()
+        return run_html(project=self.project, run_id=self.id, name=self.name, status=self.status,
+                        config=self.config, folder=self._abs)
+
     # -- logging --------------------------------------------------------------------------
     def add_scalar(self, name: str, value: float, step: int | None = None,
                    wall_time: float | None = None) -> None:
