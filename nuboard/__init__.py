@@ -21,6 +21,7 @@ from .errors import (
     InvalidNameError,
     InvalidTypeError,
     NuBoardError,
+    QueryWarning,
     RunExistsError,
     RunFinishedError,
     RunFolderError,

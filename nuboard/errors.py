@@ -50,3 +50,9 @@ def import_extra(module: str, extra: str, feature: str):
         raise MissingExtraError(
             f"{feature} needs the {module.split('.')[0]!r} package, which is not installed here: "
             f"pip install 'nuboard[{extra}]' ({exc})") from exc
+
+
+class QueryWarning(UserWarning):
+    """A query that parses but names a key no run has, or a lowercase `and`/`or` that is
+    most likely meant as the operator (docs/query.md, "Warnings"): nb.runs, nb.history and
+    nb.media warn it and still run the query."""

@@ -21,6 +21,7 @@ from nuboard.artifacts.manifest import shown_fields
 from nuboard.errors import InvalidArgumentError, NuBoardError
 
 from . import formats
+from .completion import complete_artifact, complete_project, complete_unlinked_artifact
 from .options import catalog_option, debug_option, dir_option, stdin_is_terminal, stdout_is_terminal
 from .projects import check_project_exists, check_root, find_projects, open_catalog
 
@@ -144,7 +145,7 @@ def index_versions(root: Path, project: str) -> None:
 
 
 @artifact.command("add", short_help="Add a version (flags, or questions in a terminal).")
-@click.argument("target", required=False, metavar="[PROJECT/NAME]")
+@click.argument("target", required=False, metavar="[PROJECT/NAME]", shell_complete=complete_artifact)
 @click.argument("path", required=False)
 @click.option("--ref", "ref", is_flag=True,
               help="Reference the files where they are (checked by size).")
@@ -289,7 +290,7 @@ def _ls_cells(r: dict) -> list[str]:
 
 
 @artifact.command("ls", short_help="List artifact versions.")
-@click.argument("project", required=False)
+@click.argument("project", required=False, shell_complete=complete_project)
 @click.option("--unlinked", is_flag=True, help="List the unlinked versions instead, marked (unlinked).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects.")
 @dir_option
@@ -391,7 +392,7 @@ def used_by(root: Path, project: str, name: str, number: int) -> list[str]:
 
 
 @artifact.command("show", short_help="Print a version and check its files.")
-@click.argument("spec", metavar="PROJECT/NAME:vN")
+@click.argument("spec", metavar="PROJECT/NAME:vN", shell_complete=complete_artifact)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest and the check as JSON.")
 @click.option("--verify", is_flag=True,
               help="Also re-hash every file that has a SHA-256 (reads all the data once).")
@@ -457,7 +458,8 @@ def _unlinked_version(root: Path, project: str, name: str, number: int | None):
 # ---- unlink and restore ----
 
 @artifact.command("unlink", short_help="Hide a version (or all), deleting nothing.")
-@click.argument("spec", metavar="PROJECT/NAME:vN | PROJECT/NAME --all")
+@click.argument("spec", metavar="PROJECT/NAME:vN | PROJECT/NAME --all",
+                shell_complete=complete_artifact)
 @click.option("--all", "every", is_flag=True, help="Unlink every version of the artifact.")
 @dir_option
 @catalog_option
@@ -490,7 +492,7 @@ def unlink(spec: str, every: bool, root: Path) -> None:
 
 
 @artifact.command("restore", short_help="Bring an unlinked version back.")
-@click.argument("spec", metavar="PROJECT/NAME:vN")
+@click.argument("spec", metavar="PROJECT/NAME:vN", shell_complete=complete_unlinked_artifact)
 @dir_option
 @catalog_option
 @debug_option

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
+from .completion import complete_project
 from .options import catalog_option, debug_option, dir_option
 from .projects import check_project_exists
 
 
 @click.command(short_help="Write runs or history to a .parquet or .csv file.")
-@click.argument("project")
+@click.argument("project", shell_complete=complete_project)
 @click.option("--query", "-q", metavar="Q", help="Only the runs this query matches (docs/query.md).")
 @click.option("--runs", "as_runs", is_flag=True, help="One row a run: config, tags, last/min/max.")
 @click.option("--history", "as_history", is_flag=True,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .completion import complete_project
 from .options import debug_option, dir_option
 
 
@@ -30,7 +31,7 @@ def _common(command):
         dir_option,
         click.option("--json", "as_json", is_flag=True, help="Print the summary as a JSON object."),
         click.option("--dry-run", is_flag=True, help="Say which runs would be imported; write nothing."),
-        click.option("--project", "-p", required=True, metavar="P",
+        click.option("--project", "-p", required=True, metavar="P", shell_complete=complete_project,
                      help="The NuBoard project the runs go to ('llm', 'team/llm')."),
     ):
         command = option(command)

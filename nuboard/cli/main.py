@@ -109,6 +109,7 @@ def events_dump(file: str, limit: int) -> None:
 
 
 from .artifacts import artifact  # noqa: E402
+from .completion import completion  # noqa: E402
 from .demo import demo  # noqa: E402
 from .export import export  # noqa: E402
 from .importing import import_  # noqa: E402
@@ -117,7 +118,7 @@ from .runs import ls, reindex, rm  # noqa: E402 (the commands, registered below)
 from .sql import sql  # noqa: E402
 from .up import up  # noqa: E402
 
-for _command in (ls, rm, trash, sql, reindex, artifact, import_, export, demo, up):
+for _command in (ls, rm, trash, sql, reindex, artifact, import_, export, demo, up, completion):
     cli.add_command(_command)
 
 

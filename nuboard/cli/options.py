@@ -9,6 +9,8 @@ import click
 
 from nuboard.files.layout import resolve_root
 
+from .completion import complete_dir
+
 
 def _set_debug(ctx: click.Context, _param, value: bool) -> bool:
     if value:
@@ -20,6 +22,7 @@ def dir_option(command):
     """--dir DIR: the experiments root (default $NUBOARD_DIR, else ./experiments)."""
     return click.option(
         "--dir", "root", metavar="DIR", default=None, callback=lambda _c, _p, v: resolve_root(v),
+        shell_complete=complete_dir,
         help="The experiments folder [default: $NUBOARD_DIR, else ./experiments].")(command)
 
 

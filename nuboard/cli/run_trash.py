@@ -13,6 +13,7 @@ from nuboard.errors import RunNotFoundError
 from nuboard.files.names import check_folder_name
 
 from . import formats
+from .completion import complete_project, complete_trashed_run
 from .options import catalog_option, check_one_format, debug_option, dir_option, format_options
 from .projects import check_project_exists, check_root, find_projects, open_catalog
 
@@ -92,7 +93,7 @@ def _projects(root: Path, project: str | None) -> list[str]:
 
 
 @trash.command("ls")
-@click.argument("project", required=False)
+@click.argument("project", required=False, shell_complete=complete_project)
 @format_options
 @dir_option
 @debug_option
@@ -111,8 +112,9 @@ def trash_ls(project: str | None, as_json: bool, as_csv: bool, root: Path) -> No
 
 
 @trash.command("restore")
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
-@click.option("--project", "-p", metavar="P",
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...",
+                shell_complete=complete_trashed_run)
+@click.option("--project", "-p", metavar="P", shell_complete=complete_project,
               help="The project of the runs [default: found by run id in every project's trash].")
 @dir_option
 @catalog_option

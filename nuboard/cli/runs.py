@@ -17,6 +17,7 @@ from nuboard.files.names import check_folder_name
 from nuboard.files.records import run_record
 
 from . import formats
+from .completion import complete_project, complete_run
 from .options import (
     catalog_option,
     check_one_format,
@@ -94,7 +95,7 @@ def _print_runs(records: list[dict], with_project: bool, as_json: bool, as_csv: 
 
 
 @click.command("ls", short_help="List runs (a table, --json or --csv).")
-@click.argument("project", required=False)
+@click.argument("project", required=False, shell_complete=complete_project)
 @click.option("--query", "-q", metavar="Q", help="Only the runs this query matches (docs/query.md).")
 @format_options
 @click.option("--limit", "-n", type=click.IntRange(min=1), metavar="N",
@@ -294,8 +295,8 @@ def _delete_tree(path: Path) -> str | None:
 
 
 @click.command("rm", short_help="Remove runs: folders and catalog rows.")
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...")
-@click.option("--project", "-p", metavar="P",
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN...", shell_complete=complete_run)
+@click.option("--project", "-p", metavar="P", shell_complete=complete_project,
               help="The project of the runs [default: found by run id under the folder].")
 @click.option("--force", is_flag=True,
               help="Remove even a run an artifact version references, or one still running.")
@@ -363,7 +364,7 @@ def summary_line(project: str, report) -> str:
 
 
 @click.command("reindex", short_help="Rebuild the catalog from the files.")
-@click.argument("project", required=False)
+@click.argument("project", required=False, shell_complete=complete_project)
 @dir_option
 @catalog_option
 @debug_option

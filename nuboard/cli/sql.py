@@ -8,6 +8,7 @@ import click
 from nuboard.catalog.sql_console import ReadOnlyError, SqlError, run_statement
 
 from . import formats
+from .completion import complete_project
 from .options import catalog_option, check_one_format, debug_option, dir_option, format_options, stdout_is_terminal
 from .projects import pick_project
 from .runs import catalog_of
@@ -27,7 +28,7 @@ def unique_names(columns: list[str]) -> list[str]:
 
 @click.command("sql", short_help="Run a read-only SQL query on a catalog.")
 @click.argument("statement", metavar='"SELECT ..."')
-@click.option("--project", "-p", metavar="P",
+@click.option("--project", "-p", metavar="P", shell_complete=complete_project,
               help="The project whose catalog to query [default: the only project].")
 @format_options
 @dir_option

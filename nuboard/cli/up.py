@@ -9,6 +9,7 @@ import click
 
 from nuboard.files.layout import find_projects, resolve_root
 
+from .completion import complete_dir
 from .options import catalog_option, debug_option
 from .projects import check_root
 
@@ -36,7 +37,7 @@ def check_host_name(value: str) -> str:
 
 
 @click.command("up", short_help="Serve the viewer (Runs, Charts, run details).")
-@click.argument("directory", metavar="[DIR]", required=False)
+@click.argument("directory", metavar="[DIR]", required=False, shell_complete=complete_dir)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind; 0.0.0.0 or :: for every interface. Anything but "
                    "loopback is reachable by others: there is no login.")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from .history import HISTORY_SCHEMA, history
 from .project import ProjectNotFoundError
+from .query_warn import QueryWarning
 from .run_columns import RUN_SCHEMA
 from .run_records import RunRecord, Runs, runs
 from .table_files import write_table
 
-__all__ = ["runs", "history", "Runs", "RunRecord", "ProjectNotFoundError", "RUN_SCHEMA",
+__all__ = ["runs", "history", "Runs", "RunRecord", "ProjectNotFoundError", "QueryWarning", "RUN_SCHEMA",
            "HISTORY_SCHEMA", "write_table"]

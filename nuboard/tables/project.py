@@ -94,8 +94,11 @@ class Matching(NamedTuple):
 def matching_runs(project: object, keys: object, query: object, rank: object,
                   dir: "str | os.PathLike[str] | None") -> Iterator[tuple[Matching, object]]:
     """Every argument checked before a catalog is opened, then the synced catalog and the runs
-    the query matches: (Matching, catalog), the catalog open for the block."""
+    the query matches: (Matching, catalog), the catalog open for the block. The query's
+    warnings are QueryWarnings at the caller's line (query_warn.py)."""
     from nuboard.catalog.run_reads import find_runs
+
+    from .query_warn import warn_query
     now = time.time()
     match = key_matcher(keys)                          # type: ignore[arg-type]
     rank = check_rank(rank)
@@ -103,5 +106,6 @@ def matching_runs(project: object, keys: object, query: object, rank: object,
     root = project_root(project, dir)
     query = check_query(query, now)
     with synced_catalog(root, project) as catalog:     # type: ignore[arg-type]
+        warn_query(catalog, query)
         run_ids = [r["run_id"] for r in find_runs(catalog, query, now=now, fields=("run_id",))]
         yield Matching(root, project, match, rank, run_ids), catalog     # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from nuboard.files import layout
 from nuboard.files.names import check_project
 
 from .project import check_query, project_root, synced_catalog
+from .query_warn import warn_query
 from .run_columns import RUN_SCHEMA, SUMMARIES, RunColumns, build_columns, run_configs
 
 REPR_ROWS = 10
@@ -111,7 +112,8 @@ def runs(project: str, query: str | None = None, dir: "str | os.PathLike[str] | 
     """The project's runs that the query matches, newest first (nuboard.runs has the docs).
 
     hidden: False (the default) leaves out the runs hidden in the viewer (the project's
-    hidden.json), True gives only those, None every run.
+    hidden.json), True gives only those, None every run. A key no run has, or a lowercase
+    and/or no run name holds, is a QueryWarning (the query still runs).
     """
     now = time.time()
     project = check_project(project)
@@ -123,6 +125,7 @@ def runs(project: str, query: str | None = None, dir: "str | os.PathLike[str] | 
     from nuboard.catalog.table_reads import run_table_rows
 
     with _no_cyclic_gc(), synced_catalog(root, project) as catalog:
+        warn_query(catalog, query)
         rows = with_hidden(run_table_rows(catalog, query, now=now), root, project, hidden)
         columns = build_columns(rows, project, now)
     return Runs(project, query, columns, root)
