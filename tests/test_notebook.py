@@ -42,3 +42,60 @@ def test_show_starts_one_viewer_and_runs_link_to_it(root):
             proc.terminate()
             proc.wait(timeout=30)
         notebook._viewer.clear()
+
+
+FAILED_THEN_AGAIN = """
+import json, os, torch
+from transformers import (BertConfig, BertForSequenceClassification, Trainer, TrainerCallback,
+                          TrainingArguments)
+from nuboard.integrations.transformers import NuBoardCallback
+
+class Data(torch.utils.data.Dataset):
+    def __len__(self):
+        return 16
+    def __getitem__(self, i):
+        return {"input_ids": torch.arange(8) % 50, "labels": torch.tensor(i % 2)}
+
+class Boom(TrainerCallback):
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == 2:
+            raise RuntimeError("diverged")
+
+root = os.environ["NUBOARD_DIR"]
+model = BertForSequenceClassification(BertConfig(
+    vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+    intermediate_size=32, max_position_embeddings=16))
+args = TrainingArguments(output_dir=root + "/../out", max_steps=4, report_to=[], use_cpu=True,
+                         save_strategy="no", disable_tqdm=True, per_device_train_batch_size=4)
+callback = NuBoardCallback("hf", dir=root, capture_env=False, system_metrics=False,
+                           capture_console=False)
+try:                                   # a notebook cell: the kernel lives on after the error
+    Trainer(model=model, args=args, train_dataset=Data(), callbacks=[callback, Boom()]).train()
+except RuntimeError:
+    pass
+first = callback.run
+status_after_error = first.status
+Trainer(model=model, args=args, train_dataset=Data(), callbacks=[callback]).train()
+print(json.dumps(dict(first=first.id, left=status_after_error, second=callback.run.id)))
+"""
+
+
+def test_a_trainer_that_raised_is_crashed_when_the_next_train_begins(root):
+    """In a kernel a failed train() reaches no callback: its run stays running until the next
+    train() of the process begins, which finishes it as crashed, with the reason."""
+    import importlib.util
+    import json
+
+    import pytest
+    from helpers import run_child
+    if importlib.util.find_spec("transformers") is None or importlib.util.find_spec("accelerate") is None:
+        pytest.skip("the transformers extra is not installed")
+    done = run_child(FAILED_THEN_AGAIN, timeout=240, NUBOARD_DIR=str(root), HF_HUB_OFFLINE="1",
+                     OMP_NUM_THREADS="1")
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["left"] == "running" and out["second"] != out["first"]
+    first = json.loads((root / "hf" / "runs" / out["first"] / "run.json").read_text())
+    assert first["status"] == "crashed"
+    assert first["error"]["type"].endswith("AbandonedTrainError")
+    second = json.loads((root / "hf" / "runs" / out["second"] / "run.json").read_text())
+    assert second["status"] == "finished"

@@ -8,6 +8,7 @@ Needs the `transformers` package (pip install 'nuboard[transformers]'). See docs
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any, Mapping
 
 from nuboard.errors import import_extra
@@ -20,6 +21,15 @@ from .common import MetricLog, init_arguments, resume_arguments, start_run
 
 _callbacks = import_extra("transformers.trainer_callback", "transformers",
                           "nuboard.integrations.transformers")
+
+
+_OPEN: "weakref.WeakSet[NuBoardCallback]" = weakref.WeakSet()
+"""The callbacks of this process with a run open: one still open when a train() begins was left
+by a train() that raised (no callback hears of that), as in a notebook's kernel."""
+
+
+class AbandonedTrainError(RuntimeError):
+    """run.json's error of a run whose train() raised: the next train() finished it."""
 
 
 def scalar_key(key: str) -> str:
@@ -66,10 +76,24 @@ class NuBoardCallback(_callbacks.TrainerCallback):
         return done.run if done is not None else None
 
     def on_train_begin(self, args, state, control, model=None, **kwargs):
+        for left in list(_OPEN):             # a train() that raised left its run open
+            left._abandon()
         if state.is_hyper_param_search:
             self._ended = None
         if self._log is None:
             self._start(args, model)
+
+    def _abandon(self) -> None:
+        """Finish the open run as crashed: its train() raised before on_train_end (in a
+        notebook the kernel lives on, so no exit hook finishes it)."""
+        if self._log is None:
+            return
+        self._ended, self._log = self._log, None
+        _OPEN.discard(self)
+        error = AbandonedTrainError("train() raised before it ended; the next train() in this "
+                                    "process finished the run")
+        self._ended.run.__exit__(AbandonedTrainError, error, None)     # crashed, with the error
+        self._ended = None                   # the next train() is a run of its own
 
     def on_log(self, args, state, control, logs: Mapping[str, Any] | None = None, model=None,
                **kwargs):
@@ -118,10 +142,12 @@ class NuBoardCallback(_callbacks.TrainerCallback):
             arguments = dict(resume_arguments(self._arguments, self._ended.run.id), config=config)
         self._log = MetricLog(start_run(arguments), "NuBoardCallback", self._ended)
         self._ended = None
+        _OPEN.add(self)
 
     def _finish(self) -> None:
         if self._log is not None:
             self._ended, self._log = self._log, None
+            _OPEN.discard(self)
             self._ended.run.finish("finished")
 
 
