@@ -130,3 +130,26 @@ def _start(root: Path) -> str:
 def _drain(stream) -> None:
     for _line in stream:
         pass
+
+
+def records_html(project: str, query: str | None, records: list, total: int) -> str:
+    """nb.runs's result as notebook HTML: a table of the first MAX_ROWS runs (name linked to
+    its page when nb.show started a viewer, status, created, and each run's last value of the
+    scalars the first run has), and how many more."""
+    url = viewer_url()
+    names = sorted(records[0].scalars)[:6] if records else []
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ["name", "status", "created", *names])
+    rows = []
+    for r in records[:MAX_ROWS]:
+        name = html.escape(r.name)
+        if url:
+            name = f'<a href="{html.escape(f"{url}/p/{r.project}/.run/{r.id}")}" target="_blank">{name}</a>'
+        cells = [name, html.escape(r.status), html.escape(str(r.created)[:19])]
+        cells += [_cell((r.scalars.get(n) or {}).get("last", "")) for n in names]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    title = f"{total:,} run{'' if total == 1 else 's'} of {project}"
+    if query:
+        title += f" matching {query}"
+    more = f"<p>… and {total - MAX_ROWS:,} more</p>" if total > MAX_ROWS else ""
+    return (f"<div class='nuboard-runs'><b>{html.escape(title)}</b>"
+            f"<table><tr>{head}</tr>{''.join(rows)}</table>{more}</div>")

@@ -99,3 +99,15 @@ def test_a_trainer_that_raised_is_crashed_when_the_next_train_begins(root):
     assert first["error"]["type"].endswith("AbandonedTrainError")
     second = json.loads((root / "hf" / "runs" / out["second"] / "run.json").read_text())
     assert second["status"] == "finished"
+
+
+def test_runs_and_a_record_show_themselves_as_html(root):
+    for lr in (0.1, 0.2):
+        with nb.init("llm", dir=root, run_name=f"lr-{lr}", config={"lr": lr}, **QUIET) as run:
+            run.add_scalar("train/loss", lr * 10, step=0)
+    runs = nb.runs("llm", dir=root)
+    table = runs._repr_html_()
+    assert "2 runs of llm" in table and "<th>train/loss</th>" in table
+    assert "<td>lr-0.2</td>" in table and "<td>2.0</td>" in table
+    one = runs[0]._repr_html_()
+    assert "finished" in one and "<td>lr</td><td>0.2</td>" in one

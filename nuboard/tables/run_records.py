@@ -50,6 +50,12 @@ class RunRecord:
         return (f"RunRecord(id={self.id!r}, name={self.name!r}, status={self.status!r}, "
                 f"created={_when(self.created)!r}, tags={self.tags!r})")
 
+    def _repr_html_(self) -> str:
+        """The run in a notebook: status, config, last values, a link (nuboard/notebook.py)."""
+        from nuboard.notebook import run_html
+        return run_html(project=self.project, run_id=self.id, name=self.name,
+                        status=self.status, config=self.config, folder=self.path)
+
 
 class Runs(Sequence[RunRecord]):
     """The runs nb.runs found, newest first: len(), iteration, indexing (slices too: a list),
@@ -89,6 +95,11 @@ class Runs(Sequence[RunRecord]):
 
     def __iter__(self) -> Iterator[RunRecord]:
         return iter(self._all())
+
+    def _repr_html_(self) -> str:
+        """The runs in a notebook: a table of the first 20 (nuboard/notebook.py)."""
+        from nuboard.notebook import records_html
+        return records_html(self.project, self.query, self[:20], len(self))
 
     def __repr__(self) -> str:
         query = f", query={self.query!r}" if self.query else ""
