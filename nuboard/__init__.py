@@ -144,10 +144,10 @@ def media(project, keys=None, query=None, rank=0, dir=None):
 
 
 __all__ = [
-    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "read_media", "runs", "history", "media",
+    "init", "Run", "add_artifact", "get_artifact", "read_scalars", "read_media", "runs", "history", "media", "show",
     "RunReader", "Scalar", "Image", "Histogram", "Text", "Table", "Audio",
     "run_status", "HeartbeatWatch",
-    "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError",
+    "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError", "QueryWarning",
     "RunNotFoundError", "RunExistsError", "RunFinishedError", "RunFolderError", "__version__",
 ]
 
