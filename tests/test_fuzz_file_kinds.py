@@ -58,6 +58,10 @@ def template(tmp_path_factory) -> Path:
             run.use_artifact("data:v1")
         for step in range(5):
             run.add_scalar("x", float(step), step=step)
+        if run_id == "victim":       # nuboard.wandb's keys, for the hostile versions to reach
+            run.update_record(lambda doc: doc.update(
+                summary={"best": 0.5, "val": {"min": 0.1}}, metrics={"val/*": {"step_metric": "epoch"}},
+                alerts=[{"time": "2026-01-01T00:00:00.000Z", "level": "WARN", "title": "t", "text": "x"}]))
         run.finish()
     for _ in range(2):
         nb.add_artifact(PROJECT, "model", src, type="model", description="m", dir=root)

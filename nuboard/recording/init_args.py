@@ -51,12 +51,38 @@ def check_shown_label(value: Any, what: str) -> str:
     return value
 
 
-def check_resume(value: Any) -> str | None:
+def check_resume(value: Any, what: str = "resume") -> str | None:
     if value is None or value in RESUME_MODES:
         return value
     raise InvalidArgumentError(
-        f"resume {value!r:.80} is not one of None, 'must' or 'auto': 'must' continues an existing "
+        f"{what} {value!r:.80} is not one of None, 'must' or 'auto': 'must' continues an existing "
         "run and fails when it is missing; 'auto' creates it when it is missing.")
+
+
+RUN_ID_VAR = "NUBOARD_RUN_ID"
+RESUME_VAR = "NUBOARD_RESUME"
+
+
+def env_run_id_resume(run_id: Any, resume: Any, fork_from: Any) -> tuple[Any, Any]:
+    """run_id and resume, each taken from $NUBOARD_RUN_ID / $NUBOARD_RESUME when not given
+    (None), so that a restarted job rejoins its run without a change of code; an argument
+    given wins, and a fork (fork_from) starts a new run whatever they say. A variable set
+    to a bad value raises the argument's error, naming the variable; an empty one is unset."""
+    if fork_from is not None:
+        return run_id, resume
+    if run_id is None:
+        value = os.environ.get(RUN_ID_VAR) or None
+        if value is not None:
+            run_id = check_folder_name(value, RUN_ID_VAR)
+    if resume is None:
+        value = os.environ.get(RESUME_VAR) or None
+        if value is not None:
+            resume = check_resume(value, RESUME_VAR)
+            if resume == "must" and run_id is None:
+                raise InvalidArgumentError(
+                    f"{RESUME_VAR}='must' needs the id of the run to continue: set "
+                    f"{RUN_ID_VAR} too, or pass run_id to nb.init.")
+    return run_id, resume
 
 
 def check_fork_from(value: Any) -> tuple[str, int] | None:

@@ -21,7 +21,7 @@ from nuboard.files.jsonfile import clean_stray_temps
 from nuboard.files.names import RESERVED_DEFAULTS, new_run_id
 from nuboard.files.status import hostname
 
-from .init_args import InitOptions, check_init_args
+from .init_args import InitOptions, check_init_args, env_run_id_resume
 from .process_hooks import defers_sigterm
 from .ranks import detect_ranks
 from .run import Run
@@ -70,9 +70,11 @@ def init(
             to_dict(); kept nested in run.json.
         dir: the root folder; defaults to $NUBOARD_DIR, else ./experiments.
         tags, notes, group: labels for the Runs table and the query language.
-        run_id: the run's id and folder name; defaults to <YYYYMMDDTHHMM>-<8 hex> (UTC).
+        run_id: the run's id and folder name; defaults to $NUBOARD_RUN_ID, else
+            <YYYYMMDDTHHMM>-<8 hex> (UTC).
         resume: 'must' continues run_id and fails when it is missing; 'auto' creates it
-            when missing. A resumed run writes the next session file. Values given on resume
+            when missing; defaults to $NUBOARD_RESUME (neither variable applies to a fork).
+            A resumed run writes the next session file. Values given on resume
             (run_name, config, tags, notes, group) replace the stored ones. A run another
             live process writes is not resumed (liveness.py).
         fork_from: (run_id, step): a new run starting from a copy of that run's points up
@@ -110,6 +112,7 @@ def init(
         RunFolderError (a NuBoardError and an OSError): the run folder cannot be created (a
             read-only or unpermitted root), naming it.
     """
+    run_id, resume = env_run_id_resume(run_id, resume, fork_from)
     opts = check_init_args(
         project=project, run_name=run_name, config=config, dir=dir, tags=tags, notes=notes,
         group=group, run_id=run_id, resume=resume, fork_from=fork_from, capture_env=capture_env,

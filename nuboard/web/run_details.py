@@ -20,6 +20,10 @@ TAIL_BYTES = 256 * 1024     # of files/output.log searched for a crash's traceba
 ERROR_CHARS = 2000          # of an exception's message shown
 TRACEBACK = "Traceback (most recent call last):"
 CONFIG_ROWS = 5000           # a config of a million keys still opens at once
+SUMMARY_ROWS = 5000          # of run.json's summary (nuboard.wandb's run.summary)
+ALERTS_SHOWN = 100           # the newest of run.json's alerts (nuboard.wandb's alert)
+ALERT_CHARS = 2000           # of an alert's title or text shown
+SHOWN_CHARS = 4096           # of a summary's text value shown
 
 
 class RunMissing(LookupError):
@@ -136,6 +140,52 @@ def import_source(doc: dict) -> dict | None:
     return {"tool": SOURCE_TOOLS.get(source["tool"], source["tool"]), **text}
 
 
+def summary_rows(doc: dict) -> tuple[list[dict], int]:
+    """run.json's `summary` (what nuboard.wandb's run.summary keeps) as rows {key, value},
+    nested keys joined with '.' as the Config's; and how many more rows there are. A summary
+    that is not an object shows nothing."""
+    summary = doc.get("summary")
+    if not isinstance(summary, dict) or not summary:
+        return [], 0
+    flat = flatten_config(summary)
+    rows = []
+    for c in flat[:SUMMARY_ROWS]:
+        value = config_value(c["type"], c["value_num"], c["value_text"])
+        if isinstance(value, str):
+            value = value[:SHOWN_CHARS]
+        rows.append({"key": c["key"][:SHOWN_CHARS], "value": value})
+    return rows, max(0, len(flat) - SUMMARY_ROWS)
+
+
+def alert_list(doc: dict) -> tuple[list[dict], int]:
+    """run.json's `alerts` (nuboard.wandb's alert), newest first: the well-formed ones among
+    the last ALERTS_SHOWN, each {time, level, title, text}; and how many older ones are left out."""
+    alerts = doc.get("alerts")
+    if not isinstance(alerts, list):
+        return [], 0
+    shown = []
+    for entry in reversed(alerts[-ALERTS_SHOWN:]):
+        if not isinstance(entry, dict):
+            continue
+        item = {k: entry.get(k) if isinstance(entry.get(k), str) else None
+                for k in ("time", "level", "title", "text")}
+        if item["title"] is None and item["text"] is None:
+            continue
+        shown.append({k: v[:ALERT_CHARS] if v is not None else None for k, v in item.items()})
+    return shown, max(0, len(alerts) - ALERTS_SHOWN)
+
+
+def step_metrics(doc: dict) -> list[dict]:
+    """run.json's `metrics` (nuboard.wandb's define_metric) that name a step metric: each
+    {name, step_metric}, the x axis its charts are meant to have (Charts' x=scalar:NAME)."""
+    metrics = doc.get("metrics")
+    if not isinstance(metrics, dict):
+        return []
+    return [{"name": str(name)[:SHOWN_CHARS], "step_metric": m["step_metric"][:SHOWN_CHARS]}
+            for name, m in list(metrics.items())[:SUMMARY_ROWS]
+            if isinstance(m, dict) and isinstance(m.get("step_metric"), str) and m["step_metric"]]
+
+
 def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | None = None
                  ) -> dict:
     """Everything the Overview tab shows, as plain data (also the page's JSON twin)."""
@@ -155,6 +205,8 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
     config = [{"key": c["key"], "value": config_value(c["type"], c["value_num"],
                                                       c["value_text"]), "type": c["type"]}
               for c in flat[:CONFIG_ROWS]]
+    summary, summary_more = summary_rows(doc)
+    alerts, alerts_more = alert_list(doc)
     command, _ = read_capped(folder, f"{layout.FILES}/command.txt")
     packages, _ = read_capped(folder, f"{layout.FILES}/requirements.txt")
     patch, patch_cut = read_capped(folder, f"{layout.FILES}/git.patch")
@@ -172,6 +224,8 @@ def run_overview(root: Path, project: str, run_id: str, watch: HeartbeatWatch | 
         "start": doc.get("start_time"), "end": doc.get("end_time"),
         "duration_s": duration, "duration": format_duration(duration),
         "config": config, "config_more": max(0, len(flat) - CONFIG_ROWS),
+        "summary": summary, "summary_more": summary_more, "step_metrics": step_metrics(doc),
+        "alerts": alerts, "alerts_more": alerts_more,
         "git": env.get("git") if isinstance(env.get("git"), dict) else None,
         "patch": patch, "patch_cut": patch_cut, "command": command,
         "packages": [p for p in (packages or "").splitlines() if p.strip()],
