@@ -13,6 +13,15 @@ are media entries at their step and wall time (tensorboard_media); audio and the
 are left out, one note per kind with counts. The HParams plugin's session start info is the
 config; the run starts at its earliest event and ends at its latest, status finished.
 
+The points TensorBoard shows come in as it shows them. TensorBoard (its data server, what
+`tensorboard --logdir` loads with) keeps, for each tag, only the points below each new point's
+step: a restarted job (torch's `purge_step`, a resume from a checkpoint) writes a new event
+file from a lower step, and its earlier points there and after are hidden. NuBoard's resume
+rule hides the same points, scalar by scalar, so each event file is a session of the NuBoard
+run, and so is what follows a step that repeats or goes back inside a file; the hidden points
+stay in their earlier session (a note counts them). Past MAX_SESSIONS sessions (every point
+logged at step 0), only the points TensorBoard shows are written, in one session.
+
 A folder that cannot be read exactly (an event file that is a FIFO or cannot be opened, a
 record that is not an Event, a scalar tensor that is not one number, a folder name that is not
 UTF-8) is skipped by the import with the reason; the other folders are imported.
@@ -23,6 +32,7 @@ import math
 import os
 import re
 import stat
+from array import array
 from pathlib import Path
 
 from nuboard.errors import import_extra
@@ -128,8 +138,11 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
     left_out = []
     unread: dict[tuple[str, str], dict[str, int]] = {}   # (noun, plural) -> {tag: values}
     media = MediaValues()
+    session, starts = 0, [0.0]                  # the NuBoard session now; each one's start
+    at: dict[str, int] = {}                     # tag -> its last step in this session
     for path in files:
         records = Records(path, masked_crc32c)
+        fresh, file_start = True, None          # no point read from this file yet
         for index, record in enumerate(records):
             try:
                 event = parse(record)
@@ -137,6 +150,8 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
                 raise UnreadableRunError(f"event file {path.name!r}: record {index:,} is not a "
                                          "TensorBoard event") from None
             wall = event.wall_time
+            if file_start is None:
+                file_start = wall
             if first is None or wall < first:
                 first = wall
             if last is None or wall > last:
@@ -153,6 +168,7 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
                 if plugin == "hparams":
                     config.update(_hparams(value, path))
                     continue
+                what = None
                 if kind == "simple_value":
                     number = value.simple_value
                 elif kind == "tensor" and (plugin == "scalars" or data_class == scalar):
@@ -162,21 +178,30 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
                     if what is None:
                         left = unread.setdefault(_unread_kind(kind, plugin), {})
                         left[tag] = left.get(tag, 0) + 1
-                    elif step < 0:
-                        negative += 1
-                    else:
-                        media.read(what, value, tag, step, wall)
-                    continue
+                        continue
                 if step < 0:
                     negative += 1
+                    continue
+                # TensorBoard shows a tag's points at steps below each new one: a step that
+                # does not go forward, or a restart's file, begins a session of the run.
+                if step <= at.get(tag, -1) or (fresh and at):
+                    session += 1
+                    starts.append(file_start if fresh else wall)
+                    at = {}
+                fresh = False
+                at[tag] = step
+                if what is not None:
+                    media.read(what, value, tag, step, wall, session)
                     continue
                 add = adders.get(tag)
                 if add is None:
                     found = series[tag] = Series(tag)
-                    add = adders[tag] = (found.steps.append, found.walls.append, found.values.append)
+                    add = adders[tag] = (found.steps.append, found.walls.append,
+                                         found.values.append, found.sessions.append)
                 add[0](step)
                 add[1](wall)
                 add[2](number)
+                add[3](session)
         if records.stopped:
             left_out.append(records.stopped)
     start = first if first is not None else os.stat(files[0]).st_mtime
@@ -186,11 +211,74 @@ def read_run(logdir: Path, key: str, files: list[Path]) -> SourceRun:
                         "(NuBoard steps start at 0)")
     left_out.extend(_unread_note(noun, tags) for noun, tags in sorted(unread.items()))
     left_out.extend(media.notes())
+    starts[0] = start
+    kept = list(series.values())
+    if session >= MAX_SESSIONS:
+        left = _only_shown(kept, media.points)
+        if left:
+            left_out.append(f"{left:,} point{'s' * (left != 1)} TensorBoard does not show left "
+                            f"out: its files and steps that went back or repeated make "
+                            f"{session + 1:,} sessions, more than the {MAX_SESSIONS} a run is "
+                            "written in")
+        starts = []
+    elif session:
+        hidden = sum(len(s.steps) - len(_shown(s.steps, s.sessions)) for s in kept)
+        hidden += len(media.points) - len(_shown([p.step for p in media.points],
+                                                 [p.session for p in media.points],
+                                                 [p.name for p in media.points]))
+        if hidden:
+            left_out.append(f"{hidden:,} point{'s' * (hidden != 1)} TensorBoard does not show "
+                            "(logged again at a step, or after a step that went back, as by a "
+                            f"restart) kept in {session:,} earlier session{'s' * (session != 1)}, "
+                            "hidden by the resume rule as TensorBoard hides them")
+    else:
+        starts = []
+        for found in kept:
+            del found.sessions[:]
     match = _HOST.match(files[0].name)
     return SourceRun(key=key, name=_label(name), start=start, end=last if last is not None else start,
                      config=config, host=match.group(1) if match else None,
-                     series=list(series.values()), left_out=left_out, media=media.points,
+                     series=kept, left_out=left_out, media=media.points, sessions=starts,
                      details={"files": [p.name for p in files]})
+
+
+MAX_SESSIONS = 100
+"""The most sessions a run is written in: past this many files and backward steps (a script
+logging every point at step 0), only the points TensorBoard shows are written, in one."""
+
+
+def _shown(steps, sessions, tags=None) -> list[int]:
+    """The indices of the points TensorBoard shows, of points in the order read: per tag, a
+    point hides those before it at its step or later (TensorBoard's data server preempts
+    so, tag by tag). Points of one tag, step and session (the images of one event) stand
+    together. `tags`: each point's tag; None when all are of one."""
+    stacks: dict = {}
+    for i, step in enumerate(steps):
+        stack = stacks.setdefault(tags[i] if tags is not None else None, [])
+        session = sessions[i]
+        while stack and (steps[stack[-1]] > step or
+                         (steps[stack[-1]] == step and sessions[stack[-1]] != session)):
+            stack.pop()
+        stack.append(i)
+    return sorted(i for stack in stacks.values() for i in stack)
+
+
+def _only_shown(series: list[Series], media: list) -> int:
+    """Keep only the points TensorBoard shows, all in one session; how many are left out."""
+    left = 0
+    for found in series:
+        keep = _shown(found.steps, found.sessions)
+        left += len(found.steps) - len(keep)
+        for name in ("steps", "walls", "values"):
+            old = getattr(found, name)
+            setattr(found, name, array(old.typecode, (old[i] for i in keep)))
+        del found.sessions[:]
+    keep = _shown([p.step for p in media], [p.session for p in media], [p.name for p in media])
+    left += len(media) - len(keep)
+    media[:] = [media[i] for i in keep]
+    for point in media:
+        point.session = 0
+    return left
 
 
 _NO_KIND = ("", 0)

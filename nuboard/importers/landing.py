@@ -12,6 +12,7 @@ A run imported before is found by run.json's `source`: {"tool", "uri", "key", ..
 """
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 import shutil
@@ -166,7 +167,9 @@ def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
     time; media keys mapped as scalar names are, `source.renamed_media` naming those changed).
 
     The run id is made from the source's start time (so runs sort by when they ran), or is
-    that of the stale copy it replaces.
+    that of the stale copy it replaces. A run of several sessions (run.sessions) is written
+    as its source ran: the first session, then each next one resumed, its scalars and media
+    after the earlier sessions', so that readers hide what each restart replaced.
     """
     from nuboard.recording.start import init
     runs = layout.runs_dir(root, project)
@@ -180,21 +183,24 @@ def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
     renamed_media = {tag: key for tag, key in keys.items() if tag != key}
     if renamed_media:
         source = {**source, "renamed_media": renamed_media}
-    recording = init(project, dir=stage, run_id=run_id, run_name=run.name, config=run.config,
-                     tags=run.tags, notes=run.notes, group=run.group, capture_env=False,
-                     capture_console=False, system_metrics=False, system_prefix=system,
-                     timing_prefix=timing)
+    quiet = dict(capture_env=False, capture_console=False, system_metrics=False,
+                 system_prefix=system, timing_prefix=timing)
+    # resume="auto" on a fresh id creates the run, whatever $NUBOARD_RESUME says.
+    recording = init(project, dir=stage, run_id=run_id, resume="auto", run_name=run.name,
+                     config=run.config, tags=run.tags, notes=run.notes, group=run.group, **quiet)
     points = media = 0
+    refused: dict[str, list] = {}
     try:
-        for series in run.series:
-            add, name = recording.add_scalar, names[series.name]
-            for step, wall, value in zip(series.steps, series.walls, series.values):
-                add(name, value, step=step, wall_time=wall)
-            points += len(series.steps)
-        media = add_media(recording, run, keys)
+        for session in range(max(len(run.sessions), 1)):
+            if session:                           # the source restarted: a resumed session
+                recording.finish("finished")
+                recording = init(project, dir=stage, run_id=run_id, resume="must", **quiet)
+            points += _add_scalars(recording, run, names, session)
+            media += _add_media(recording, run, keys, session, refused)
     except BaseException:
         recording.finish("crashed")
         raise
+    _refused_notes(run, refused)
     recording.finish("finished" if run.status == "running" else run.status)
     staged = Path(recording.path)
     runjson.update_run(staged, lambda doc: _settle(doc, run, source))
@@ -210,12 +216,33 @@ def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
     return run_id, points, media
 
 
-def add_media(recording, run: SourceRun, keys: dict[str, str]) -> int:
-    """Write the run's media entries; those NuBoard refuses (an image over 8,192 px a side, a
-    file that cannot be read) are left out, one note per kind in run.left_out. The count written."""
+def _add_scalars(recording, run: SourceRun, names: dict[str, str], session: int) -> int:
+    """Write the run's scalar points of one session (all of them for a run of one); the count."""
     written = 0
-    refused: dict[str, list] = {}           # kind -> [count, first reason]
+    for series in run.series:
+        add, name = recording.add_scalar, names[series.name]
+        if len(run.sessions) <= 1 or not len(series.sessions):     # one session: one pass
+            if not session:
+                for step, wall, value in zip(series.steps, series.walls, series.values):
+                    add(name, value, step=step, wall_time=wall)
+                written += len(series.steps)
+            continue
+        first = bisect.bisect_left(series.sessions, session)
+        end = bisect.bisect_right(series.sessions, session, first)
+        for i in range(first, end):
+            add(name, series.values[i], step=series.steps[i], wall_time=series.walls[i])
+        written += end - first
+    return written
+
+
+def _add_media(recording, run: SourceRun, keys: dict[str, str], session: int,
+               refused: dict[str, list]) -> int:
+    """Write the media entries of one session; those refused are counted in `refused`
+    (kind -> [count, first reason]). The count written."""
+    written = 0
     for point in run.media:
+        if point.session != session:
+            continue
         try:
             media = point.value() if callable(point.value) else point.value
             recording.add_media(keys[point.name], media, step=point.step, wall_time=point.wall)
@@ -224,10 +251,13 @@ def add_media(recording, run: SourceRun, keys: dict[str, str]) -> int:
             found[0] += 1
             continue
         written += 1
+    return written
+
+
+def _refused_notes(run: SourceRun, refused: dict[str, list]) -> None:
     for kind, (count, reason) in sorted(refused.items()):
         noun = kind if count == 1 else kind + "s"
         run.left_out.append(f"{count:,} {noun} NuBoard cannot keep left out (the first: {reason})")
-    return written
 
 
 def _settle(doc: dict, run: SourceRun, source: dict) -> None:
@@ -235,8 +265,9 @@ def _settle(doc: dict, run: SourceRun, source: dict) -> None:
     doc.update(start_time=iso(run.start), status=run.status, source=source,
                end_time=iso(run.end) if run.end is not None and run.status != "running" else None,
                host=run.host, python=None, platform=None)
-    for session in doc.get("sessions") or []:
-        session.update(start_time=iso(run.start), host=run.host, pid=None)
+    for i, session in enumerate(doc.get("sessions") or []):
+        start = run.sessions[i] if i < len(run.sessions) else run.start
+        session.update(start_time=iso(start), host=run.host, pid=None)
 
 
 def _fresh_id(runs: Path, start: float) -> str:

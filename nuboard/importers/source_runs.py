@@ -30,11 +30,16 @@ LATEST = 253402300800.0               # 10000-01-01: a run's start and end are d
 
 @dataclass
 class Series:
-    """The points of one scalar as the source has them: its own name, steps, wall times, values."""
+    """The points of one scalar as the source has them: its own name, steps, wall times, values.
+
+    `sessions`: each point's session of the NuBoard run (see SourceRun.sessions), in order
+    and never decreasing; empty when the run has one session.
+    """
     name: str
     steps: array = field(default_factory=lambda: array("q"))
     walls: array = field(default_factory=lambda: array("d"))
     values: array = field(default_factory=lambda: array("d"))
+    sessions: array = field(default_factory=lambda: array("i"))
 
     def add(self, step: int, wall: float, value: float) -> None:
         self.steps.append(step)
@@ -47,12 +52,14 @@ class MediaPoint:
     """One media entry as the source has it: its own name (a TensorBoard tag, an MLflow image key
     or artifact path), step, wall time, and the entry: a nuboard.media object (Image, Histogram,
     Text, Table), or a function making one when the run is written (a file read only then).
-    `kind` is the entry's kind ("image", "histogram", "text", "table"), for the notes."""
+    `kind` is the entry's kind ("image", "histogram", "text", "table"), for the notes;
+    `session` the session of the NuBoard run it is written in (see SourceRun.sessions)."""
     name: str
     step: int
     wall: float
     kind: str
     value: Any
+    session: int = 0
 
 
 @dataclass
@@ -62,6 +69,11 @@ class SourceRun:
     status is a NuBoard status ('finished', 'failed', 'killed', 'crashed') or 'running' for a
     run the source says has not ended; `details` goes into run.json's `source` object beside
     tool, uri and key; `last_seen` is when a running run last logged (epoch seconds).
+
+    sessions: the start time (epoch seconds) of each session the run is written in, when it
+    has more than one: a source that restarted (TensorBoard's event files of a restarted job)
+    is written as a resumed NuBoard run, session by session, so that the resume rule hides
+    the points each restart replaced, as the source shows them. Empty: one session.
     """
     key: str
     name: str
@@ -79,6 +91,7 @@ class SourceRun:
     last_seen: float | None = None
     left_out: list = field(default_factory=list)        # one line per kind of thing not imported
     media: list = field(default_factory=list)           # MediaPoints, in the order logged
+    sessions: list = field(default_factory=list)        # each session's start, when several
 
 
 @dataclass

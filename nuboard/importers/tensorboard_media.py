@@ -53,8 +53,9 @@ class MediaValues:
         self.points: list[MediaPoint] = []
         self._refused: dict[str, dict] = {}         # kind -> {"tags": {tag: n}, "reason": first}
 
-    def read(self, kind: str, value: Any, tag: str, step: int, wall: float) -> None:
-        """Add the entries of one Summary value of `kind` (from media_kind)."""
+    def read(self, kind: str, value: Any, tag: str, step: int, wall: float, session: int = 0) -> None:
+        """Add the entries of one Summary value of `kind` (from media_kind), in `session` of
+        the NuBoard run."""
         try:
             if kind == "image":
                 found = _images(value)
@@ -66,7 +67,7 @@ class MediaValues:
             refused = self._refused.setdefault(kind, {"tags": {}, "reason": describe(exc)})
             refused["tags"][tag] = refused["tags"].get(tag, 0) + 1
             return
-        self.points.extend(MediaPoint(tag, step, wall, kind, media) for media in found)
+        self.points.extend(MediaPoint(tag, step, wall, kind, media, session) for media in found)
 
     def notes(self) -> list[str]:
         """One line per kind with entries NuBoard refused: how many, in which tags, and why."""
