@@ -1,4 +1,4 @@
-"""`nuboard import tensorboard|mlflow`: history from other trackers, as ordinary runs."""
+"""`nuboard import tensorboard|mlflow|wandb`: history from other trackers, as ordinary runs."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ from .options import debug_option, dir_option
 
 @click.group("import")
 def import_() -> None:
-    """Import runs from TensorBoard event files or MLflow.
+    """Import runs from TensorBoard event files, MLflow or W&B run folders.
 
     A second import of the same source writes nothing: each run remembers where it came
     from. See docs/import.md.
@@ -88,6 +88,30 @@ def mlflow(tracking_uri: str, experiment: str | None, artifacts: bool, project: 
     from nuboard.importers import mlflow as run_import
     _report(_with_bar(lambda progress: run_import(tracking_uri, project, experiment, dir=root,
                                                   dry_run=dry_run, artifacts=artifacts,
+                                                  progress=progress)), as_json)
+
+
+@import_.command("wandb", short_help="Import W&B run folders (offline or synced).")
+@click.argument("folder", type=click.Path(path_type=Path))
+@_common
+def wandb(folder: Path, project: str, dry_run: bool, as_json: bool, root: Path) -> None:
+    """Import every W&B run under FOLDER (a `wandb` folder of offline-run-* and synced run-*
+    folders) as one run each, read from its run-<id>.wandb file.
+
+    Each run keeps its config, tags, notes, group, host, times and status (exit code 0:
+    finished, else crashed; no exit record: running), every history point at its step and
+    time, and the summary (in run.json's source); images and histograms become media where
+    their files are in the run folder. Needs the wandb package for its record definitions
+    (pip install 'nuboard[wandb]'). Runs imported before are left as they are, except one
+    that was running and has ended since.
+
+    \b
+    Example:
+      nuboard import wandb ./wandb --project llm
+      nuboard import wandb ./wandb -p llm --dry-run
+    """
+    from nuboard.importers import wandb as run_import
+    _report(_with_bar(lambda progress: run_import(folder, project, dir=root, dry_run=dry_run,
                                                   progress=progress)), as_json)
 
 

@@ -1,4 +1,4 @@
-"""Import history from other trackers (TensorBoard, MLflow) as ordinary NuBoard runs.
+"""Import history from other trackers (TensorBoard, MLflow, W&B) as ordinary NuBoard runs.
 
     from nuboard import importers
     result = importers.tensorboard("./runs", "llm")            # an ImportResult
@@ -17,7 +17,7 @@ import os
 
 from .source_runs import ImportResult, ImportSourceError
 
-__all__ = ["tensorboard", "mlflow", "ImportResult", "ImportSourceError"]
+__all__ = ["tensorboard", "mlflow", "wandb", "ImportResult", "ImportSourceError"]
 
 
 def tensorboard(logdir: "str | os.PathLike[str]", project: str,
@@ -73,3 +73,27 @@ def mlflow(uri: "str | os.PathLike[str]", project: str, experiment: str | None =
     from .from_mlflow import import_mlflow
     return import_mlflow(uri, project, experiment, dir, dry_run=dry_run, artifacts=artifacts,
                          progress=progress)
+
+
+def wandb(folder: "str | os.PathLike[str]", project: str,
+          dir: "str | os.PathLike[str] | None" = None, *, dry_run: bool = False,
+          progress=None) -> ImportResult:
+    """Import every W&B run under `folder` (offline-run-* and synced run-* folders, each with its
+    run-<id>.wandb file) into `project`: config, tags, notes, group, every history point at its
+    step and time, the summary (in run.json's source), status and times, and the images and
+    histograms whose files are in the run folder.
+
+    Args:
+        folder: a `wandb` folder (or a folder above one, or one run's folder).
+        project: the NuBoard project the runs go to.
+        dir: the root folder; defaults to $NUBOARD_DIR, else ./experiments.
+        dry_run: find the runs and say which would be written; write nothing.
+        progress: called as progress(done, total, key) before each run is written.
+
+    Raises:
+        ImportSourceError: the folder is missing or holds no run-*.wandb file.
+        MissingExtraError: the `wandb` package (its record definitions) is not installed
+            (nuboard[wandb]).
+    """
+    from .from_wandb import import_wandb
+    return import_wandb(folder, project, dir, dry_run=dry_run, progress=progress)

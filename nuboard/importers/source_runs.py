@@ -142,7 +142,7 @@ class ImportResult:
 
     @property
     def label(self) -> str:
-        return {"tensorboard": "TensorBoard", "mlflow": "MLflow"}.get(self.tool, self.tool)
+        return {"tensorboard": "TensorBoard", "mlflow": "MLflow", "wandb": "W&B"}.get(self.tool, self.tool)
 
     def summary(self) -> str:
         """The one line the command prints."""
