@@ -64,7 +64,7 @@ def test_an_offline_run_comes_in_point_for_point(offline, tmp_path):
     assert points[("val/loss", 10)] == 0.5 and points[("acc", 4)] == pytest.approx(0.4)
     doc = json.loads((run.path / "run.json").read_text())
     assert doc["source"]["tool"] == "wandb" and doc["source"]["run_id"] == wandb_id
-    assert doc["source"]["summary"]["best"] == 0.9
+    assert doc["summary"]["best"] == 0.9 and doc["summary"]["train/loss"] == 0.2
     media = {(m["key"], m["step"], m["kind"]) for m in nb.media("llm", dir=root).to_pylist()}
     assert ("samples", 10, "image") in media and ("weights", 11, "histogram") in media
     again = run_cli(root, "import", "wandb", str(folder), "--project", "llm")

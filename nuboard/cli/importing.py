@@ -100,7 +100,7 @@ def wandb(folder: Path, project: str, dry_run: bool, as_json: bool, root: Path) 
 
     Each run keeps its config, tags, notes, group, host, times and status (exit code 0:
     finished, else crashed; no exit record: running), every history point at its step and
-    time, and the summary (in run.json's source); images and histograms become media where
+    time, and the summary (shown on the run page); images and histograms become media where
     their files are in the run folder. Needs the wandb package for its record definitions
     (pip install 'nuboard[wandb]'). Runs imported before are left as they are, except one
     that was running and has ended since.

@@ -80,7 +80,7 @@ def wandb(folder: "str | os.PathLike[str]", project: str,
           progress=None) -> ImportResult:
     """Import every W&B run under `folder` (offline-run-* and synced run-* folders, each with its
     run-<id>.wandb file) into `project`: config, tags, notes, group, every history point at its
-    step and time, the summary (in run.json's source), status and times, and the images and
+    step and time, the summary (run.json's summary), status and times, and the images and
     histograms whose files are in the run folder.
 
     Args:

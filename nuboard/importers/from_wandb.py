@@ -5,7 +5,7 @@ that folder. Its records are framed as wandb_records reads them and decoded with
 definitions the wandb package ships (`wandb.proto.wandb_internal_pb2.Record`): the run record
 (id, project, display name, config, tags, notes, group, host, start time), config updates,
 history rows (each number at the row's `_step`, with its `_timestamp` as the wall time; every
-point of every row), summary updates (kept in the run's `source.summary`), and the exit record
+point of every row), summary updates (run.json's `summary`, as the run page shows it), and the exit record
 (exit code 0: finished, else crashed; no exit record: the run had not ended, and it is
 imported as running since its last row). Images and histograms of a row are media entries
 where their files are in the run folder's `files/`; other media kinds, and images whose file is
@@ -128,14 +128,14 @@ def _source_run(key, path, info, series, media, left, bad, last_wall) -> SourceR
     if bad:
         notes.append(f"{bad:,} damaged or cut record{'s' * (bad != 1)} of {path.name} skipped")
     details = {"file": path.name, "run_id": info.get("run_id"),
-               "wandb_project": info.get("project"), "summary": info["summary"]}
+               "wandb_project": info.get("project")}
     if exit_record is not None:
         details["exit_code"] = exit_record[0]
     return SourceRun(key=key, name=info.get("name") or info.get("run_id") or key, start=start,
                      end=end, status=status, config=info["config"], tags=info["tags"],
                      group=info.get("group"), notes=info.get("notes"), host=info.get("host"),
                      series=list(series.values()), media=media, left_out=notes,
-                     details={k: v for k, v in details.items() if v is not None},
+                     summary=info["summary"], details={k: v for k, v in details.items() if v is not None},
                      last_seen=last_wall if exit_record is None else None)
 
 

@@ -265,6 +265,8 @@ def _settle(doc: dict, run: SourceRun, source: dict) -> None:
     doc.update(start_time=iso(run.start), status=run.status, source=source,
                end_time=iso(run.end) if run.end is not None and run.status != "running" else None,
                host=run.host, python=None, platform=None)
+    if run.summary:                          # the source's summary (W&B's), as the run page shows it
+        doc["summary"] = run.summary
     for i, session in enumerate(doc.get("sessions") or []):
         start = run.sessions[i] if i < len(run.sessions) else run.start
         session.update(start_time=iso(start), host=run.host, pid=None)

@@ -91,6 +91,7 @@ class SourceRun:
     last_seen: float | None = None
     left_out: list = field(default_factory=list)        # one line per kind of thing not imported
     media: list = field(default_factory=list)           # MediaPoints, in the order logged
+    summary: dict = field(default_factory=dict)         # the source's summary (W&B), run.json's
     sessions: list = field(default_factory=list)        # each session's start, when several
 
 
