@@ -7,6 +7,7 @@ Everything a user wrote (names, config values) is escaped; nothing here is impor
 """
 from __future__ import annotations
 
+import atexit
 import html
 import os
 import subprocess
@@ -18,6 +19,10 @@ from typing import Any
 MAX_ROWS = 20
 _viewer: dict[str, Any] = {}          # the one viewer this kernel started: root, url, process
 _lock = threading.Lock()
+_LAUNCH = ("import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+           "from nuboard.cli.main import main; sys.exit(main())")
+"""`nuboard up` deaf to SIGINT: Jupyter's Interrupt signals the kernel's whole process group,
+and the viewer is in it (so that a kernel killed outright takes the viewer along)."""
 
 
 def _cell(value: Any) -> str:
@@ -94,6 +99,7 @@ def show(project: str | None = None, *, dir: "str | os.PathLike[str] | None" = N
     """
     from nuboard.files.layout import resolve_root
     root = resolve_root(dir)
+    root.mkdir(parents=True, exist_ok=True)      # shown before the first run, filled as runs start
     url = _start(root)
     page = f"{url}/p/{project}" if project else url
     try:
@@ -110,9 +116,8 @@ def _start(root: Path) -> str:
             return _viewer["url"]
         if proc is not None and proc.poll() is None:
             proc.terminate()
-        proc = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", "up", str(root),
-                                 "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCH, "up", str(root), "--port", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = proc.stdout.readline()
         marker = " at "
         if marker not in line:
@@ -123,8 +128,22 @@ def _start(root: Path) -> str:
         for stream in (proc.stdout, proc.stderr):        # drained, so the viewer never blocks
             threading.Thread(target=_drain, args=(stream,), daemon=True,
                              name="nuboard-show").start()
+        if not _viewer:
+            atexit.register(_stop)                   # the kernel shut down: so is its viewer
         _viewer.update(root=root, url=url, process=proc)
         return url
+
+
+def _stop() -> None:
+    """Stop the viewer this kernel started (atexit: a kernel shut down takes its viewer along;
+    one killed outright takes it along too, the viewer being in its process group)."""
+    proc = _viewer.get("process")
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def _drain(stream) -> None:

@@ -86,6 +86,8 @@ class NuBoardLogger(_loggers.Logger):
         """The run being recorded: a new one, or the finished one continued in a new session."""
         if self._log is None:
             arguments = self._arguments
+            if self._ended is not None and self._ended.run.status == "crashed":
+                self._ended = None       # a fit after a failed one (a notebook's next cell): a new run
             if self._ended is not None:
                 arguments = resume_arguments(arguments, self._ended.run.id)
             self._log = MetricLog(start_run(arguments), "NuBoardLogger", self._ended)
