@@ -125,7 +125,7 @@ def _compile_field(node: Field, now: dt.datetime) -> ColumnElement[bool]:
         return runs.c.project_id.in_(select(projects.c.id).where(_glob(projects.c.name,
                                                                          node.value)))
     column = {"name": runs.c.name, "id": runs.c.run_id, "group": runs.c.group_name,
-              "host": runs.c.host}[node.name]
+              "host": runs.c.host, "parent": runs.c.parent_run_id}[node.name]
     if column.nullable:
         return and_(column.isnot(None), _glob(column, node.value))
     return _glob(column, node.value)

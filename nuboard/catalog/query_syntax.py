@@ -21,7 +21,7 @@ CHAIN = 8                # terms the compiler joins in one chain before it balan
 STATUSES = ("running", "finished", "crashed", "killed", "failed", "lost")
 SUMMARIES = ("min", "max", "last", "count", "last_step")
 TEXT_FIELDS = {"tag": "a tag", "name": "a name", "group": "a group", "host": "a host",
-               "project": "a project", "id": "a run id",
+               "project": "a project", "id": "a run id", "parent": "a parent run id",
                "status": "one of " + ", ".join(STATUSES)}
 DATE_FIELDS = ("created", "ended")
 DATE_NOUN = "a date like 2026-10-01, a time like 2026-10-01T12:00 or an age like 7d"

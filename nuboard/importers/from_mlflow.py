@@ -9,17 +9,22 @@ log_text text of a local artifact folder its media (mlflow_media). All tags, the
 the experiment are kept in run.json's `source`. Statuses: FINISHED finished, FAILED failed,
 KILLED killed; a run still RUNNING (or SCHEDULED) comes in as running with no process behind
 it, so NuBoard shows it as lost (its last sign of life its latest metric), and a later import
-replaces it once MLflow says it ended.
+replaces it once MLflow says it ended; a finished run is replaced (same run id) when anything
+was logged to it since (source.fingerprint). A nested run's parent (mlflow.parentRunId) becomes
+run.json's `parent` once both are imported (landing.link_parents); log_input datasets and
+MLflow 3 logged models are kept in `source`, and with --artifacts recorded as reference
+versions the run used and made (mlflow_links). MLflow's own log lines and warnings are
+collected while the store is read (mlflow_logs), never printed.
 """
 from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import math
 import os
 import re
 import warnings
+import weakref
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -27,6 +32,8 @@ from nuboard.errors import InvalidNameError, NuBoardError, import_extra
 from nuboard.files.names import check_tags
 
 from .landing import Progress, import_runs
+from .mlflow_links import add_links, datasets_of, models_by_run, unrecorded
+from .mlflow_logs import captured_logs, notes_of
 from .mlflow_media import LOGGED_ARTIFACTS, LOGGED_IMAGES, read_media
 from .mlruns_folder import scan_store
 from .source_runs import (
@@ -57,7 +64,7 @@ def import_mlflow(uri, project: str, experiment: str | None = None, dir=None, *,
     root = resolve_root(dir)
     tracking = import_extra("mlflow.tracking", "mlflow", FEATURE)
     uri, file_store = tracking_uri(uri)             # what MLflow would create is refused first
-    with _quiet_mlflow(file_store):
+    with _quiet_mlflow(file_store) as said:
         try:
             client = tracking.MlflowClient(tracking_uri=uri)
         except Exception as exc:
@@ -70,8 +77,10 @@ def import_mlflow(uri, project: str, experiment: str | None = None, dir=None, *,
                           for run in _runs(client, uri, exp.experiment_id)]
         hooks = {"after": _artifact_after(root, project), "on_skip": _artifact_on_skip(root, project)} \
             if artifacts else {}
-        return import_runs("mlflow", uri, project, root, candidates, dry_run=dry_run,
-                           progress=progress, **hooks)
+        result = import_runs("mlflow", uri, project, root, candidates, dry_run=dry_run,
+                             progress=progress, **hooks)
+    result.notes.extend(notes_of(said, [bad["key"] for bad in result.unreadable]))
+    return result
 
 
 def tracking_uri(uri) -> tuple[str, bool]:
@@ -128,21 +137,15 @@ def _not_a_store(path: Path, folder: bool) -> str | None:
 
 @contextlib.contextmanager
 def _quiet_mlflow(file_store: bool):
-    """MLflow's warnings and INFO logs off; MLFLOW_ALLOW_FILE_STORE=true for a folder store."""
+    """MLflow's log lines and warnings captured (mlflow_logs), their lines yielded;
+    MLFLOW_ALLOW_FILE_STORE=true for a folder store."""
     old_env = os.environ.get("MLFLOW_ALLOW_FILE_STORE")
-    loggers = [logging.getLogger(name) for name in ("mlflow", "alembic")]
-    levels = [logger.level for logger in loggers]
     if file_store:
         os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
-    for logger in loggers:
-        logger.setLevel(logging.WARNING)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
+        with captured_logs() as said:
+            yield said
     finally:
-        for logger, level in zip(loggers, levels):
-            logger.setLevel(level)
         if file_store:
             if old_env is None:
                 os.environ.pop("MLFLOW_ALLOW_FILE_STORE", None)
@@ -224,13 +227,17 @@ def _folder_candidates(client, uri: str, name: str | None, artifacts: bool) -> l
 
 
 def _folder_runs(client, uri: str, experiment, runs: dict, artifacts: bool) -> list[Candidate]:
-    """The candidates of one experiment folder's runs (runs: {run folder: problem or None})."""
+    """The candidates of one experiment folder's runs (runs: {run folder: problem or None}):
+    listed by one search when every run folder is in it, else read run by run."""
     if not any(runs.values()):
         try:
-            return [_candidate(client, run, experiment, artifacts)
-                    for run in _runs(client, uri, experiment.experiment_id)]
+            listed = _runs(client, uri, experiment.experiment_id)
         except ImportSourceError:
-            pass                        # one malformed run fails the whole search: run by run
+            listed = None               # one malformed run fails the whole search: run by run
+        if listed is not None and {run.info.run_id for run in listed} >= set(runs):
+            return [_candidate(client, run, experiment, artifacts) for run in listed]
+        # a run folder the search left out (MLflow logs "malformed run" and goes on; or a
+        # deleted run): run by run, so that each one MLflow cannot read is named
     found, unreadable = [], []
     for folder, problem in sorted(runs.items()):
         if problem is None:
@@ -252,12 +259,32 @@ def _unread() -> SourceRun:
 
 
 def _candidate(client, run, experiment, artifacts: bool) -> Candidate:
-    status = run.info.status
+    """The run as a candidate: stale when an earlier copy was running and the run has ended
+    since, or when MLflow's run has changed since the copy was read (fingerprint: a metric
+    logged or a tag set after the run finished)."""
+    status, mark = run.info.status, fingerprint(run)
 
     def stale(source: dict) -> bool:
-        return source.get("status") in OPEN and status not in OPEN
+        if source.get("status") in OPEN and status not in OPEN:
+            return True
+        return "fingerprint" in source and source["fingerprint"] != mark
 
     return Candidate(run.info.run_id, lambda: read_run(client, run, experiment, artifacts), stale)
+
+
+def fingerprint(run) -> str:
+    """What MLflow's search says of a run that changes when anything is logged to it: its
+    status, end time, the latest point of each metric (key, step, time, value), its params and
+    tags; as a short hash, kept in run.json's source to tell a later import what it read."""
+    import hashlib
+    info, data = run.info, run.data
+    try:
+        latest = sorted((m.key, m.step, m.timestamp, repr(m.value)) for m in data.to_proto().metrics)
+    except Exception:                       # an MLflow without to_proto: the values alone
+        latest = sorted((key, repr(value)) for key, value in data.metrics.items())
+    text = json.dumps([info.status, info.end_time, latest, sorted(data.params.items()),
+                       sorted(data.tags.items())], default=str)
+    return hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest()[:16]
 
 
 def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
@@ -292,8 +319,16 @@ def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
         left_out.append(f"tags kept only in run.json's source (not NuBoard tags): {', '.join(refused)}")
     details = {"status": info.status, "experiment_id": experiment.experiment_id,
                "experiment": experiment.name, "tags": tags, "artifact_uri": info.artifact_uri}
-    if tags.get("mlflow.parentRunId"):
-        details["parent_run_id"] = tags["mlflow.parentRunId"]
+    parent = tags.get("mlflow.parentRunId") or None
+    if parent:
+        details["parent_run_id"] = parent
+    details["fingerprint"] = fingerprint(run)
+    datasets, models = datasets_of(run), _models(client, experiment.experiment_id, left_out).get(info.run_id)
+    if datasets:
+        details["datasets"] = datasets
+    if models:
+        details["models"] = models
+    left_out.extend(unrecorded(details, artifacts))
     local = local_folder(info.artifact_uri)
     folder = local if artifacts else None
     if artifacts and folder is None and info.artifact_uri and not _is_local(info.artifact_uri):
@@ -309,7 +344,24 @@ def read_run(client, run, experiment, artifacts: bool) -> SourceRun:
                      tags=nb_tags, group=_name(experiment.name), notes=tags.get("mlflow.note.content"),
                      series=series, details=details, artifact_dir=folder,
                      last_seen=_seconds(last, "its latest timestamp"), left_out=left_out,
-                     media=media)
+                     media=media, parent=parent)
+
+
+_MODELS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # client -> {experiment: ...}
+
+
+def _models(client, experiment_id: str, notes: list) -> dict[str, list[dict]]:
+    """The experiment's logged models by run (mlflow_links.models_by_run), searched once per
+    client and experiment; none, with a note, when MLflow cannot list them (a store half
+    migrated to MLflow 3)."""
+    cache = _MODELS.setdefault(client, {})
+    if experiment_id not in cache:
+        try:
+            cache[experiment_id] = models_by_run(client, experiment_id)
+        except Exception as exc:
+            cache[experiment_id] = {}
+            notes.append(f"logged models of experiment {experiment_id} not read: {describe(exc)}")
+    return cache[experiment_id]
 
 
 def _seconds(millis, what: str) -> float:
@@ -413,17 +465,42 @@ def _record(root: Path, project: str, run_id: str, folder: Path, source: dict,
         result.notes.append(f"{source.get('key')}: artifacts not recorded: {exc}")
 
 
+def _recorded(root: Path, project: str, run_id: str) -> dict:
+    """The run's `source` as run.json has it now (with what a replaced copy recorded: its
+    `artifact` and `versions`); {} when it cannot be read."""
+    from nuboard.files import layout, runjson
+    try:
+        source = runjson.read_run(layout.run_dir(root, project, run_id)).get("source")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return source if isinstance(source, dict) else {}
+
+
+def _links(root: Path, project: str, run_id: str, source: dict, result: ImportResult) -> None:
+    """mlflow_links.add_links, once a run (its `versions` not yet recorded); a version that
+    cannot be added is a note, the run stays imported."""
+    if "versions" in source or not (source.get("datasets") or source.get("models")):
+        return
+    try:
+        result.artifacts.extend(add_links(root, project, run_id, source))
+    except (NuBoardError, OSError) as exc:
+        result.notes.append(f"{source.get('key')}: datasets and models not recorded: {exc}")
+
+
 def _artifact_after(root: Path, project: str):
     def after(run: SourceRun, run_id: str, result: ImportResult) -> None:
-        if run.artifact_dir is not None:
+        source = _recorded(root, project, run_id)
+        if run.artifact_dir is not None and not source.get("artifact"):
             _record(root, project, run_id, run.artifact_dir, {"key": run.key, **run.details}, result)
+        _links(root, project, run_id, {"key": run.key, **source}, result)
     return after
 
 
 def _artifact_on_skip(root: Path, project: str):
-    """A run imported before without its artifact (an import without --artifacts, or one
-    killed between the run and its artifact) gets it now."""
+    """A run imported before without its artifact, datasets or models (an import without
+    --artifacts, or one killed between the run and its artifact) gets them now."""
     def on_skip(run_id: str, source: dict, result: ImportResult) -> None:
+        _links(root, project, run_id, source, result)
         if source.get("artifact"):
             return
         folder = local_folder(source.get("artifact_uri"))

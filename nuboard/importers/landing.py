@@ -104,6 +104,11 @@ def import_runs(tool: str, uri: str, project: str, root: Path, candidates: list[
         for done, (candidate, old_id) in enumerate(todo):
             if progress is not None:
                 progress(done, len(todo), candidate.key)
+            if old_id is not None and resumed_here(root, project, old_id):
+                result.skipped.append(old_id)
+                result.notes.append(f"{candidate.key}: changed in {result.label} since it was imported, "
+                                    f"but run {old_id} was resumed in NuBoard since: left as it is")
+                continue
             landed = _land_candidate(stage, root, project, tool, uri, candidate, old_id, result)
             if landed is None:
                 continue
@@ -117,9 +122,44 @@ def import_runs(tool: str, uri: str, project: str, root: Path, candidates: list[
                 after(source_run, run_id, result)
         if progress is not None and todo:
             progress(len(todo), len(todo), "")
-    if result.written or result.artifacts:
+        linked = link_parents(root, project, tool, uri, result)
+    if result.written or result.artifacts or linked:
         sync_catalog(root, project)
     return result
+
+
+def link_parents(root: Path, project: str, tool: str, uri: str, result: ImportResult) -> int:
+    """Give each run of this source whose parent run (`source.parent_key`) is in the project
+    too the parent in run.json: {"run_id", "step": None, "project"} (nested, not forked);
+    the count of runs changed. Done after the runs are in place, so a parent imported after
+    its child, or by a later import, is found; a run's modified time is kept (an imported
+    running run's is its last sign of life)."""
+    found = imported(root, project, tool, uri)
+    changed = 0
+    for key, (run_id, source) in found.items():
+        parent_key = source.get("parent_key")
+        if not isinstance(parent_key, str) or parent_key not in found or parent_key == key:
+            continue
+        parent = {"run_id": found[parent_key][0], "step": None, "project": project}
+
+        def link(doc: dict, parent=parent) -> bool:
+            if doc.get("parent") == parent:
+                return False
+            doc["parent"] = parent
+            return True
+
+        folder = layout.run_dir(root, project, run_id)
+        try:
+            before = os.stat(folder / layout.RUN_JSON)
+            if not link(runjson.read_run(folder)):
+                continue
+            runjson.update_run(folder, link)
+            os.utime(folder / layout.RUN_JSON, ns=(before.st_atime_ns, before.st_mtime_ns))
+        except (OSError, ValueError) as exc:
+            result.notes.append(f"{key}: its parent run {parent_key} not recorded: {describe(exc)}")
+            continue
+        changed += 1
+    return changed
 
 
 def _land_candidate(stage: Path, root: Path, project: str, tool: str, uri: str,
@@ -134,6 +174,8 @@ def _land_candidate(stage: Path, root: Path, project: str, tool: str, uri: str,
         source_run = candidate.load()
         check_run(source_run)
         source = {"tool": tool, "uri": uri, "key": candidate.key, **source_run.details}
+        if source_run.parent:
+            source["parent_key"] = source_run.parent
         run_id, points, media = land(stage, root, project, source_run, source, old_id)
     except Exception as exc:        # one odd run never stops the import: it is skipped, named
         result.skip(candidate.key, describe(exc))
@@ -141,6 +183,18 @@ def _land_candidate(stage: Path, root: Path, project: str, tool: str, uri: str,
     result.notes.extend(f"{candidate.key}: {line}" for line in source_run.left_out)
     result.media += media
     return source_run, run_id, points
+
+
+def resumed_here(root: Path, project: str, run_id: str) -> bool:
+    """Whether an imported run was resumed by NuBoard's API since (a session with a process
+    id: an import writes its sessions without one); replacing it would lose what was logged."""
+    try:
+        doc = runjson.read_run(layout.run_dir(root, project, run_id))
+    except (OSError, ValueError):
+        return False
+    sessions = doc.get("sessions") if isinstance(doc, dict) else None
+    return isinstance(sessions, list) and any(isinstance(s, dict) and s.get("pid") is not None
+                                              for s in sessions)
 
 
 def _split(candidates: list[Candidate], known: dict) -> tuple[list, list]:
@@ -203,6 +257,8 @@ def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
     _refused_notes(run, refused)
     recording.finish("finished" if run.status == "running" else run.status)
     staged = Path(recording.path)
+    if replaces is not None:
+        source = _carried(runs / run_id, source)
     runjson.update_run(staged, lambda doc: _settle(doc, run, source))
     with contextlib.suppress(OSError):
         os.unlink(staged / layout.HEARTBEAT)     # the importer's, not the source run's
@@ -214,6 +270,27 @@ def land(stage: Path, root: Path, project: str, run: SourceRun, source: dict,
         os.rename(runs / run_id, stage / f"replaced-{run_id}")
     os.rename(staged, runs / run_id)
     return run_id, points, media
+
+
+def _carried(old: Path, source: dict) -> dict:
+    """The source object of a run replacing its earlier copy, with what the earlier import
+    added to it kept: the artifact versions it recorded (`artifact`, `versions`), and those it
+    used and made (`inputs`, `outputs`, kept as `carried`: _settle puts them back)."""
+    try:
+        doc = runjson.read_run(old)
+    except (OSError, ValueError):
+        return source
+    if not isinstance(doc, dict):
+        return source
+    before = doc.get("source") if isinstance(doc.get("source"), dict) else {}
+    carried = {key: doc[key] for key in ("inputs", "outputs") if isinstance(doc.get(key), list) and doc[key]}
+    out = dict(source)
+    for key in ("artifact", "versions"):          # MLflow's: the versions it recorded
+        if before.get(key) and key not in out:
+            out[key] = before[key]
+    if carried:
+        out["carried"] = carried
+    return out
 
 
 def _add_scalars(recording, run: SourceRun, names: dict[str, str], session: int) -> int:
@@ -261,7 +338,10 @@ def _refused_notes(run: SourceRun, refused: dict[str, list]) -> None:
 
 
 def _settle(doc: dict, run: SourceRun, source: dict) -> None:
-    """run.json as the source has the run: its times, status, host and `source`."""
+    """run.json as the source has the run: its times, status, host and `source` (the
+    versions an earlier copy used and made put back: see _carried)."""
+    source = dict(source)
+    doc.update(source.pop("carried", {}))
     doc.update(start_time=iso(run.start), status=run.status, source=source,
                end_time=iso(run.end) if run.end is not None and run.status != "running" else None,
                host=run.host, python=None, platform=None)

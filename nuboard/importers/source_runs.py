@@ -74,6 +74,10 @@ class SourceRun:
     has more than one: a source that restarted (TensorBoard's event files of a restarted job)
     is written as a resumed NuBoard run, session by session, so that the resume rule hides
     the points each restart replaced, as the source shows them. Empty: one session.
+
+    parent: the source key of the run it is nested in (an MLflow child run's parentRunId);
+    once that run is imported too, run.json's `parent` names its NuBoard run, with no step
+    (a nested run, not a fork), so the catalog, `parent:` queries and the run page know it.
     """
     key: str
     name: str
@@ -93,6 +97,7 @@ class SourceRun:
     media: list = field(default_factory=list)           # MediaPoints, in the order logged
     summary: dict = field(default_factory=dict)         # the source's summary (W&B), run.json's
     sessions: list = field(default_factory=list)        # each session's start, when several
+    parent: str | None = None        # the source key of its parent run (MLflow's nested runs)
 
 
 @dataclass

@@ -33,7 +33,7 @@ DURATION_FIELDS = ("run_id", "status", "created", "ended", "duration_s", "heartb
 """The fields of `runs` that the duration a run shows is worked out from."""
 ROW_FIELDS = ("id", "run_id", "name", "status", "group_name", "host", "notes", "cut", "created",
               "ended", "duration_s", "heartbeat_mtime", "lost_after", "world_size",
-              "parent_run_id")
+              "parent_run_id", "parent_step")
 """The fields of `runs` that a row of the table shows."""
 
 
@@ -122,6 +122,7 @@ def table_page(catalog, *, query: str = "", sort: str = "start", desc: bool = Tr
         record["values"] = values[row["id"]]
         record["world_size"] = row.get("world_size")
         record["parent"] = row.get("parent_run_id")
+        record["nested"] = record["parent"] is not None and row.get("parent_step") is None
         record["colour"] = colours.run(row["run_id"])
         if group:
             record["group_index"] = in_group.get(row["run_id"])
