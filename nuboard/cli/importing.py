@@ -75,10 +75,13 @@ def mlflow(tracking_uri: str, experiment: str | None, artifacts: bool, project: 
 
     Each run keeps its params (the config), tags, status, times and the full history of
     every metric; log_image images (per key and step), log_table tables and log_text text
-    (at step 0) come from a local artifact folder; the experiment is its group. Runs
-    imported before are left as they are,
-    except a run that was still RUNNING and has ended since, which is imported again. A
-    progress bar on a terminal, then one line: what was imported and what was there already.
+    (at step 0) come from a local artifact folder; the experiment is its group; a nested
+    run keeps its parent. With --artifacts, log_input datasets and MLflow 3 logged models on
+    local paths become reference versions too. Runs imported before are left as they are,
+    except a run that was still RUNNING and has ended since, or that gained metrics, params
+    or tags, which is imported again keeping its id. MLflow's own log lines are kept off the
+    terminal (notes instead). A progress bar on a terminal, then one line: what was imported
+    and what was there already.
 
     \b
     Example:

@@ -49,8 +49,9 @@ def mlflow(uri: "str | os.PathLike[str]", project: str, experiment: str | None =
            dir: "str | os.PathLike[str] | None" = None, *, dry_run: bool = False,
            artifacts: bool = False, progress=None) -> ImportResult:
     """Import the runs of an MLflow tracking store (every active experiment, or one) into `project`:
-    params, tags, metrics, and from a local artifact folder the log_image images, log_table
-    tables and log_text text (.txt and .md files).
+    params, tags, metrics, a nested run's parent, and from a local artifact folder the
+    log_image images, log_table tables and log_text text (.txt and .md files). A run imported
+    before is imported again, keeping its id, when it has ended or gained points since.
 
     Args:
         uri: a tracking URI: 'sqlite:///mlflow.db', an `mlruns` folder (or 'file:///.../mlruns'),
