@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 MAX_ROWS = 20
+START_TIMEOUT = 120.0                 # seconds nb.show waits for the viewer's address
 _viewer: dict[str, Any] = {}          # the one viewer this kernel started: root, url, process
 _lock = threading.Lock()
 _LAUNCH = ("import signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
@@ -118,16 +119,24 @@ def _start(root: Path) -> str:
             proc.terminate()
         proc = subprocess.Popen([sys.executable, "-c", _LAUNCH, "up", str(root), "--port", "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = proc.stdout.readline()
+        said: list[str] = []                          # stderr, drained from the start
+        threading.Thread(target=_drain, args=(proc.stderr, said), daemon=True,
+                         name="nuboard-show").start()
+        first: list[str] = []
+        reader = threading.Thread(target=lambda: first.append(proc.stdout.readline()),
+                                  daemon=True, name="nuboard-show")
+        reader.start()
+        reader.join(START_TIMEOUT)             # it opens every catalog before the URL line
+        line = first[0] if first else ""
         marker = " at "
         if marker not in line:
             proc.kill()
-            error = (proc.stderr.read() or line).strip().splitlines()
-            raise RuntimeError(f"nuboard up did not start: {error[-1] if error else 'no output'}")
+            why = said[-1] if said else (f"no address within {START_TIMEOUT:.0f} s" if not first
+                                         else "no output")
+            raise RuntimeError(f"nuboard up did not start: {why}")
         url = line.split(marker, 1)[1].split()[0].rstrip("/")
-        for stream in (proc.stdout, proc.stderr):        # drained, so the viewer never blocks
-            threading.Thread(target=_drain, args=(stream,), daemon=True,
-                             name="nuboard-show").start()
+        threading.Thread(target=_drain, args=(proc.stdout, []), daemon=True,
+                         name="nuboard-show").start()
         if not _viewer:
             atexit.register(_stop)                   # the kernel shut down: so is its viewer
         _viewer.update(root=root, url=url, process=proc)
@@ -146,9 +155,13 @@ def _stop() -> None:
             proc.kill()
 
 
-def _drain(stream) -> None:
-    for _line in stream:
-        pass
+def _drain(stream, tail: list[str]) -> None:
+    """Read a stream to its end (so the viewer never blocks on a full pipe), keeping its last
+    lines in `tail` for an error message."""
+    for line in stream:
+        if line.strip():
+            tail.append(line.strip())
+            del tail[:-5]
 
 
 def records_html(project: str, query: str | None, records: list, total: int) -> str:

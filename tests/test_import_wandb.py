@@ -27,7 +27,9 @@ for i in range(5):
     run.log({"train/loss": 1.0 / (i + 1), "acc": i * 0.1})
 run.log({"val/loss": 0.5, "samples": wandb.Image(np.full((6, 4, 3), 200, np.uint8))}, step=10)
 run.log({"weights": wandb.Histogram(np.arange(100.0))}, step=11)
+run.log({"val": {"top1": 0.7}}, step=12)
 run.summary["best"] = 0.9
+run.summary["diverged"] = float("nan")
 run.finish()
 print(run.id)
 """
@@ -37,7 +39,8 @@ print(run.id)
 def offline(tmp_path_factory):
     base = tmp_path_factory.mktemp("wandb-offline")
     env = child_env(WANDB_MODE="offline", WANDB_SILENT="true", WANDB_DIR=str(base),
-                    WANDB_DISABLE_GIT="true", WANDB_CONSOLE="off")
+                    WANDB_DISABLE_GIT="true", WANDB_CONSOLE="off",
+                    WANDB_CONFIG_DIR=str(base / ".config"), WANDB_CACHE_DIR=str(base / ".cache"))
     import subprocess
     import sys
     done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
@@ -62,9 +65,11 @@ def test_an_offline_run_comes_in_point_for_point(offline, tmp_path):
     assert {k: v for k, v in points.items() if k[0] == "train/loss"} == {
         ("train/loss", i): 1.0 / (i + 1) for i in range(5)}
     assert points[("val/loss", 10)] == 0.5 and points[("acc", 4)] == pytest.approx(0.4)
+    assert points[("val/top1", 12)] == 0.7                  # a nested dict, flattened
     doc = json.loads((run.path / "run.json").read_text())
     assert doc["source"]["tool"] == "wandb" and doc["source"]["run_id"] == wandb_id
     assert doc["summary"]["best"] == 0.9 and doc["summary"]["train/loss"] == 0.2
+    assert doc["summary"]["diverged"] is None              # NaN: run.json holds no NaN
     media = {(m["key"], m["step"], m["kind"]) for m in nb.media("llm", dir=root).to_pylist()}
     assert ("samples", 10, "image") in media and ("weights", 11, "histogram") in media
     again = run_cli(root, "import", "wandb", str(folder), "--project", "llm")
@@ -102,3 +107,24 @@ def test_the_framing_reader_never_raises_on_hostile_bytes(tail):
     with pytest.raises(NotAWandbFile):
         split_records(tail[:5])
     assert os.sep                       # the reader touched no file
+
+
+@needs_wandb
+def test_a_run_imported_while_running_is_imported_again_in_place(offline, tmp_path):
+    """The file as it was mid-run (no exit record): imported as running; once it has ended
+    (the whole file), the next import updates that run, keeping its id."""
+    folder, _ = offline
+    (source,) = list(folder.rglob("run-*.wandb"))
+    live = tmp_path / "wandb" / source.parent.name / source.name
+    live.parent.mkdir(parents=True)
+    data = source.read_bytes()
+    live.write_bytes(data[:len(data) * 2 // 3])             # cut before the exit record
+    root = tmp_path / "experiments"
+    assert run_cli(root, "import", "wandb", str(tmp_path / "wandb"), "-p", "llm").returncode == 0
+    (first,) = nb.runs("llm", dir=root)
+    assert first.status in ("running", "lost")
+    live.write_bytes(data)
+    done = run_cli(root, "import", "wandb", str(tmp_path / "wandb"), "-p", "llm")
+    assert done.returncode == 0, done.stderr
+    (again,) = nb.runs("llm", dir=root)
+    assert (again.id, again.status) == (first.id, "finished")

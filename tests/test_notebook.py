@@ -33,7 +33,7 @@ def test_show_starts_one_viewer_and_runs_link_to_it(root):
         assert url.endswith("/p/llm")
         again = nb.show("llm", dir=root)
         assert (again if isinstance(again, str) else again.src) == url     # the same viewer
-        with urllib.request.urlopen(url) as reply:
+        with urllib.request.urlopen(url, timeout=60) as reply:
             assert reply.status == 200 and run.id in reply.read().decode()
         assert f'{url}/.run/{run.id}"' in run._repr_html_()
     finally:

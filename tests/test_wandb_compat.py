@@ -234,3 +234,22 @@ def test_a_hostile_summary_or_alerts_never_break_the_page_or_the_index(tmp_path,
         assert len(twin.json()["alerts"]) == 100 and twin.json()["alerts_more"] == 50
     if len(extra.get("summary") or "") == 6000:
         assert len(twin.json()["summary"]) == 5000 and twin.json()["summary_more"] == 1000
+
+
+def test_many_numbers_are_a_histogram_and_an_odd_value_is_a_warning(tmp_path):
+    """As W&B does: a list or array of numbers logs as a histogram; a value NuBoard cannot
+    log (a datetime) is one warning, and the rest of the row is logged."""
+    import datetime as dt
+
+    import numpy as np
+    run = wandb.init(project="llm", dir=tmp_path, name="odd", capture_env=False,
+                     system_metrics=False, capture_console=False)
+    with pytest.warns(RuntimeWarning, match="'when' \\(datetime\\) is not logged"):
+        wandb.log({"grads": np.arange(50.0), "ids": [1, 2, 3], "when": dt.datetime.now(),
+                   "loss": 0.5})
+    wandb.finish()
+    kinds = {m["key"]: m["kind"] for m in nb.media("llm", dir=tmp_path).to_pylist()}
+    assert kinds == {"grads": "histogram", "ids": "histogram"}
+    assert [(p["key"], p["value"]) for p in nb.history("llm", dir=tmp_path).to_pylist()] == [
+        ("loss", 0.5)]
+    assert run.id

@@ -15,6 +15,7 @@ not there, are left out with a note. A second import writes nothing (landing: ru
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -57,14 +58,19 @@ def import_wandb(folder, project: str, dir=None, *, dry_run: bool = False,
     for path in files:
         key = printable(os.path.relpath(path.parent, base))
         candidates.append(Candidate(key, lambda path=path, key=key: read_run(path, key),
-                                    stale=_stale))
+                                    stale=lambda source, path=path: _stale(source, path)))
     return import_runs("wandb", str(base), project, root, candidates, dry_run=dry_run,
                        progress=progress)
 
 
-def _stale(source: dict) -> bool:
-    """An earlier import of a run that had not ended: import it again (it may have ended)."""
-    return source.get("status") == "running"
+def _stale(source: dict, path: Path) -> bool:
+    """An earlier import of a run file that has changed since (a run that was running, or an
+    offline run synced on): import it again, in place."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return False
+    return source.get("file_size") != size
 
 
 def read_run(path: Path, key: str) -> SourceRun:
@@ -127,7 +133,7 @@ def _source_run(key, path, info, series, media, left, bad, last_wall) -> SourceR
     notes = [f"{n:,} {what} left out" for what, n in sorted(left.items())]
     if bad:
         notes.append(f"{bad:,} damaged or cut record{'s' * (bad != 1)} of {path.name} skipped")
-    details = {"file": path.name, "run_id": info.get("run_id"),
+    details = {"file": path.name, "file_size": path.stat().st_size, "run_id": info.get("run_id"),
                "wandb_project": info.get("project")}
     if exit_record is not None:
         details["exit_code"] = exit_record[0]
@@ -135,8 +141,19 @@ def _source_run(key, path, info, series, media, left, bad, last_wall) -> SourceR
                      end=end, status=status, config=info["config"], tags=info["tags"],
                      group=info.get("group"), notes=info.get("notes"), host=info.get("host"),
                      series=list(series.values()), media=media, left_out=notes,
-                     summary=info["summary"], details={k: v for k, v in details.items() if v is not None},
+                     summary=_finite(info["summary"]), details={k: v for k, v in details.items() if v is not None},
                      last_seen=last_wall if exit_record is None else None)
+
+
+def _finite(value: Any) -> Any:
+    """A summary as run.json can hold it: NaN and infinities (a diverged loss) as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _run_record(run, info: dict) -> None:
@@ -197,9 +214,14 @@ def _add(name: str, value: Any, step: int, wall: float, folder: Path, series: di
         found.add(step, wall, number)
         return
     kind = value.get("_type") if isinstance(value, dict) else None
+    if isinstance(value, dict) and kind is None:         # log({"val": {"loss": 1}}): val/loss
+        for part, inner in value.items():
+            _add(f"{name}/{part}", inner, step, wall, folder, series, media, left)
+        return
     if kind == "image-file":
-        file = folder / "files" / str(value.get("path", ""))
-        if file.is_file():
+        files = (folder / "files").resolve()
+        file = (files / str(value.get("path", ""))).resolve()
+        if file.is_relative_to(files) and file.is_file():
             media.append(MediaPoint(name, step, wall, "image", lambda file=file: _image(file)))
             return
         left["images whose file is not in the run folder"] = left.get(

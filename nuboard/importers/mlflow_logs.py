@@ -32,7 +32,8 @@ class _Collector(logging.Handler):
 
     def handle(self, record: logging.LogRecord) -> bool:
         if record.thread != self.thread:
-            for handler in self.others.get(record.name.split(".")[0] if record.name != "root" else "", ()):
+            top = record.name.split(".")[0] if record.name != "root" else ""
+            for handler in self.others.get(top, self.others.get("", ())):
                 if record.levelno >= handler.level:
                     handler.handle(record)
             return True

@@ -13,11 +13,13 @@ was; a file already recorded (its path and modification time) is not recorded ag
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
-from nuboard.errors import InvalidArgumentError
+from nuboard.errors import InvalidArgumentError, NuBoardError
 from nuboard.recording.run import Run
 
 MODEL = "model"
@@ -55,8 +57,9 @@ class CheckpointLog:
         """Record a checkpoint of a running run: a version holding a copy of it."""
         real = self._new(path)
         if real is not None:
-            run.add_artifact(MODEL, real, type="model", metadata=_meta(real, metadata),
-                             description=f"checkpoint {Path(real).name}")
+            with _warned(real):
+                run.add_artifact(MODEL, real, type="model", metadata=_meta(real, metadata),
+                                 description=f"checkpoint {Path(real).name}")
 
     def reference(self, run: Run, path: "str | os.PathLike[str]", metadata: dict) -> None:
         """Record a checkpoint of a run that has ended: a version referencing the file."""
@@ -65,10 +68,22 @@ class CheckpointLog:
             return
         from nuboard.artifacts.api import add_artifact
         from nuboard.recording.run_links import run_root
-        add_artifact(run.project, MODEL, real, type="model", reference=True,
-                     metadata=_meta(real, metadata), dir=run_root(run),
-                     producer={"project": run.project, "run_id": run.id},
-                     description=f"checkpoint {Path(real).name}")
+        with _warned(real):
+            add_artifact(run.project, MODEL, real, type="model", reference=True,
+                         metadata=_meta(real, metadata), dir=run_root(run),
+                         producer={"project": run.project, "run_id": run.id},
+                         description=f"checkpoint {Path(real).name}")
+
+
+@contextlib.contextmanager
+def _warned(real: str):
+    """A checkpoint that cannot be recorded (a full disk, a file rotated away mid-copy) is one
+    RuntimeWarning naming it; training goes on."""
+    try:
+        yield
+    except (NuBoardError, OSError, ValueError) as exc:
+        warnings.warn(f"checkpoint {real!r} was not recorded as a model version: {exc}",
+                      RuntimeWarning, stacklevel=4)
 
 
 def _meta(real: str, metadata: dict) -> dict:

@@ -8,7 +8,6 @@ Needs the `transformers` package (pip install 'nuboard[transformers]'). See docs
 from __future__ import annotations
 
 import os
-import weakref
 from typing import Any, Mapping
 
 from nuboard.errors import import_extra
@@ -23,7 +22,7 @@ _callbacks = import_extra("transformers.trainer_callback", "transformers",
                           "nuboard.integrations.transformers")
 
 
-_OPEN: "weakref.WeakSet[NuBoardCallback]" = weakref.WeakSet()
+_OPEN: "set[NuBoardCallback]" = set()
 """The callbacks of this process with a run open: one still open when a train() begins was left
 by a train() that raised (no callback hears of that), as in a notebook's kernel."""
 
@@ -155,7 +154,21 @@ def _meta(args, state, folder: str) -> dict:
     """A checkpoint version's metadata: its step, the best score so far and what it measures,
     and whether this folder is the best."""
     step = folder.rsplit("checkpoint-", 1)[-1]
-    return {"step": int(step) if step.isdigit() else state.global_step,
-            "score": state.best_metric, "monitor": args.metric_for_best_model,
+    at = int(step) if step.isdigit() else state.global_step
+    return {"step": at, "score": _score_at(args, state, at), "monitor": args.metric_for_best_model,
             "best": bool(state.best_model_checkpoint) and
             os.path.realpath(folder) == os.path.realpath(state.best_model_checkpoint)}
+
+
+def _score_at(args, state, step: int) -> float | None:
+    """The monitored metric (metric_for_best_model) as the Trainer logged it at that step, the
+    last evaluation at or before it; None without one."""
+    name = args.metric_for_best_model
+    if not name:
+        return None
+    key = name if name.startswith("eval_") else f"eval_{name}"
+    found = None
+    for entry in state.log_history:
+        if entry.get("step", 0) <= step and isinstance(entry.get(key), (int, float)):
+            found = float(entry[key])
+    return found

@@ -174,6 +174,7 @@ class WandbRun:
         elif commit is None:
             commit = True
         row = {key: _media(key, value) for key, value in _flatten(data).items() if value is not None}
+        row = {key: value for key, value in row.items() if value is not None}
         self._pending.update(row)          # checked first: a call that raises adds nothing
         if commit:
             self._commit()
@@ -365,13 +366,26 @@ def _media(key: str, value: Any) -> Any:
     if isinstance(value, Table):
         return value.to_media()
     if isinstance(value, (list, tuple, set)) or hasattr(value, "ndim") and getattr(value, "ndim", 0) > 0:
-        raise InvalidTypeError(
-            f"wandb.log: {key!r} is a {type(value).__name__} of many values: log a number, a str, "
-            "or wrap it: wandb.Histogram(values), wandb.Table(data=...), wandb.Image(array).")
+        from nuboard.media.histogram import Histogram  # as W&B does with many numbers
+        try:
+            return Histogram(list(value) if isinstance(value, set) else value)
+        except (TypeError, ValueError) as exc:
+            return _skipped(key, value, f"many values that are not numbers ({exc})")
     if type(value) is float or type(value) is int:
         return value
     from nuboard.eventlog.points import as_value
-    return as_value(value, key)      # a number (numpy, a one-element tensor), else its error
+    try:
+        return as_value(value, key)  # a number (numpy, a one-element tensor)
+    except (TypeError, ValueError) as exc:
+        return _skipped(key, value, str(exc))
+
+
+def _skipped(key: str, value: Any, why: str) -> None:
+    """A value NuBoard cannot log (a datetime, an object): one warning, and the rest of the row
+    is logged, so a script that runs under W&B does not stop here."""
+    warnings.warn(f"wandb.log: {key!r} ({type(value).__name__}) is not logged: {why}",
+                  RuntimeWarning, stacklevel=4)
+    return None
 
 
 def earlier_last_step(nb_run: Any) -> int:
