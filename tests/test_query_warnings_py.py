@@ -81,3 +81,17 @@ def test_viewer_shows_the_and_or_hint(two_runs):
     with AppViewer(two_runs) as v:
         twin = v.get("/api/p/llm/runs?q=" + quote("alpha and beta")).json()
     assert twin["warnings"] == [HINT_AND]
+
+
+def test_a_lowercase_or_in_a_query_that_matches_nothing_is_flagged(tmp_path):
+    """`name:a or name:b` finds nothing when a run named 'storage' holds 'or' as a word: the
+    query matched no run, so the hint says what it most likely meant."""
+    for name in ("a", "b", "storage"):
+        with nb.init("shop", dir=tmp_path, run_name=name, **QUIET):
+            pass
+    with pytest.warns(QueryWarning, match=r"the query matches no run and holds the lowercase "
+                                          r"word 'or'.*did you mean OR\?"):
+        assert len(nb.runs("shop", query="name:a or name:b", dir=tmp_path)) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(nb.runs("shop", query="name:a OR name:b", dir=tmp_path)) == 2

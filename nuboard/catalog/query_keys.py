@@ -65,6 +65,17 @@ def _matched_words(catalog, words: list[str]) -> set[str]:
     return found
 
 
+def _matches_a_run(catalog, query: str) -> bool:
+    """Whether the query matches at least one run of the project."""
+    import datetime as dt
+
+    from .query import compile_query
+    where = compile_query(query, now=dt.datetime.now(dt.timezone.utc))
+    with catalog.reader.connect() as conn:
+        return conn.execute(select(runs.c.id).where(runs.c.project_id == catalog.project_id, where)
+                            .limit(1)).first() is not None
+
+
 def known_names(catalog, query: str) -> dict[str, set[str]]:
     """The config keys and rank-0 scalar names the catalog has, as far as the query's warnings
     need them: every key the query compares that some run has, and the first NAME_LIMIT of
@@ -77,6 +88,8 @@ def known_names(catalog, query: str) -> dict[str, set[str]]:
     node = parse_query(query)
     words = operator_words(node)
     matched = _matched_words(catalog, words) if words else set()
+    if matched and not _matches_a_run(catalog, query):
+        matched = {f"{word} (in an empty result)" for word in matched}
     wanted = list(compared(node))
     if not wanted:
         return {"config": set(), "scalar": set(), "words": matched}
@@ -109,10 +122,18 @@ def warnings_for(query: str, known: list[dict[str, set[str]]]) -> list[str]:
     config_names = set().union(*(k["config"] for k in known)) if known else set()
     scalar_names = set().union(*(k["scalar"] for k in known)) if known else set()
     matched = set().union(*(k.get("words", set()) for k in known)) if known else set()
-    return key_warnings(node, config_names, scalar_names) + [
-        f"the word {word!r} matches no run name; did you mean {OPERATOR_WORDS[word]}? "
-        "(the operators are upper case)"
-        for word in operator_words(node) if word not in matched]
+    hints = []
+    for word in operator_words(node):
+        if word in matched:
+            continue
+        if f"{word} (in an empty result)" in matched:   # some name holds it, yet nothing matched
+            hints.append(f"the query matches no run and holds the lowercase word {word!r}, a free "
+                         f"word like any other; did you mean {OPERATOR_WORDS[word]}? (the "
+                         "operators are upper case)")
+        else:
+            hints.append(f"the word {word!r} matches no run name; did you mean "
+                         f"{OPERATOR_WORDS[word]}? (the operators are upper case)")
+    return key_warnings(node, config_names, scalar_names) + hints
 
 
 def query_warnings(catalog, query: str) -> list[str]:
