@@ -83,15 +83,7 @@ def restore_from_trash(root: Path, project: str, run_id: str) -> Path:
         raise RunNotFoundError(f"Run {run_id!r} is not in the trash of project {project!r}.")
     if os.path.islink(source):
         return _restore_link(source, folder, project, run_id)
-    try:
-        os.mkdir(folder)                       # the claim: fails when the id is taken again
-    except FileExistsError:
-        raise RunExistsError(f"A run {run_id!r} exists again in project {project!r}, so the one "
-                             "in the trash cannot be restored beside it: delete or rename one "
-                             "of them first. Nothing was moved.") from None
-    except OSError as exc:
-        raise TrashError(f"Run {run_id!r} could not be restored to {str(folder)!r} "
-                         f"({exc.strerror or exc}). Nothing was moved.") from None
+    _claim(lambda: os.mkdir(folder), folder, project, run_id)   # fails when the id is taken again
     try:
         os.rename(source, folder)              # over the empty claim
     except OSError as exc:
@@ -108,12 +100,11 @@ def restore_from_trash(root: Path, project: str, run_id: str) -> Path:
     return folder
 
 
-def _restore_link(source: Path, folder: Path, project: str, run_id: str) -> Path:
-    """Restore a run folder that is a link (to a folder elsewhere): a link cannot be renamed
-    over an empty claim, so the link itself is the claim, made beside the others with the
-    same target (it fails when the id is taken again), and the trashed link is removed."""
+def _claim(make, folder: Path, project: str, run_id: str) -> None:
+    """Claim `runs/<run_id>` for a restore with make() (an mkdir, or the link itself): an id
+    taken again is RunExistsError, another failure TrashError; nothing is moved either way."""
     try:
-        os.symlink(os.readlink(source), folder, target_is_directory=True)
+        make()
     except FileExistsError:
         raise RunExistsError(f"A run {run_id!r} exists again in project {project!r}, so the one "
                              "in the trash cannot be restored beside it: delete or rename one "
@@ -121,6 +112,14 @@ def _restore_link(source: Path, folder: Path, project: str, run_id: str) -> Path
     except OSError as exc:
         raise TrashError(f"Run {run_id!r} could not be restored to {str(folder)!r} "
                          f"({exc.strerror or exc}). Nothing was moved.") from None
+
+
+def _restore_link(source: Path, folder: Path, project: str, run_id: str) -> Path:
+    """Restore a run folder that is a link (to a folder elsewhere): a link cannot be renamed
+    over an empty claim, so the link itself is the claim, made beside the others with the
+    same target (it fails when the id is taken again), and the trashed link is removed."""
+    _claim(lambda: os.symlink(os.readlink(source), folder, target_is_directory=True), folder,
+           project, run_id)
     os.unlink(source)
     fsync_dir(folder.parent)
     fsync_dir(source.parent)

@@ -3,16 +3,17 @@ as_dict), each change written to run.json's `config` at once, so the Config card
 page, the Runs table and the query language see it."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from nuboard.errors import InvalidArgumentError
 
 
-class Config:
-    """The run's config. `save` writes the whole config (None: a disabled run keeps it in
-    memory only). Values are stored as nb.init stores a config (run_config.to_config:
-    numpy scalars as numbers, paths as text, ...)."""
+class Config(Mapping):
+    """The run's config, a Mapping (get, keys, items and `in` read its dict). `save` writes
+    the whole config (None: a disabled run keeps it in memory only). Values are stored as
+    nb.init stores a config (run_config.to_config: numpy scalars as numbers, paths as text,
+    ...)."""
 
     def __init__(self, data: dict, save: "Callable[[dict], None] | None") -> None:
         object.__setattr__(self, "_data", data)
@@ -30,26 +31,11 @@ class Config:
         except KeyError:
             raise AttributeError(f"wandb.config has no key {key!r}") from None
 
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
     def __iter__(self):
         return iter(self._data)
 
     def __len__(self) -> int:
         return len(self._data)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def keys(self):
-        return self._data.keys()
-
-    def items(self):
-        return self._data.items()
-
-    def values(self):
-        return self._data.values()
 
     def as_dict(self) -> dict:
         """A copy of the config as a nested dict."""

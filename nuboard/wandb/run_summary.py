@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 AGGREGATES = ("min", "max", "mean", "first", "last", "best", "none", "copy")
@@ -22,7 +22,7 @@ def plain(value: Any) -> Any:
     return to_config({"v": value})["v"]
 
 
-class Summary:
+class Summary(Mapping):
     """Dict-like: summary[key], summary.key, summary[key] = v, update, get, keys, items."""
 
     def __init__(self, data: dict, save: "Callable[[dict], None] | None") -> None:
@@ -51,26 +51,11 @@ class Summary:
         del self._data[key]
         self.save()
 
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
     def __iter__(self):
         return iter(self._data)
 
     def __len__(self) -> int:
         return len(self._data)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self._data.get(key, default)
-
-    def keys(self):
-        return self._data.keys()
-
-    def items(self):
-        return self._data.items()
-
-    def values(self):
-        return self._data.values()
 
     def as_dict(self) -> dict:
         return dict(self._data)
