@@ -448,9 +448,15 @@ def test_row6_kill_during_a_copy_leaves_no_version_claiming_missing_files(root, 
     files = {f"shard-{i:03d}.bin": os.urandom(1 << 20) for i in range(24)}
     src = make_tree(tmp_path / "big", files)
     digests = {k: hashlib.sha256(v).hexdigest() for k, v in files.items()}
+    # the copy's own time, from "start" to "done" (the interpreter's start-up before "start"
+    # would make the kills below land after the copy, on a loaded machine all of them)
+    first = subprocess.Popen([sys.executable, "-c", COPIER, str(src)], env=child_env(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert first.stdout.readline().strip() == "start"
     t0 = time.monotonic()
-    run_child(COPIER.replace("sys.argv[1]", repr(str(src))))
+    assert first.stdout.readline().strip() == "done", first.stderr.read()
     whole = time.monotonic() - t0
+    first.wait()
     rng = random.Random(6)
     for _ in range(8):
         proc = subprocess.Popen([sys.executable, "-c", COPIER, str(src)], env=child_env(),
