@@ -26,6 +26,7 @@ from .errors import (
     RunFinishedError,
     RunFolderError,
     RunNotFoundError,
+    StorageError,
 )
 
 __version__ = "0.1.0"
@@ -148,7 +149,8 @@ __all__ = [
     "RunReader", "Scalar", "Image", "Histogram", "Text", "Table", "Audio",
     "run_status", "HeartbeatWatch",
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError", "QueryWarning",
-    "RunNotFoundError", "RunExistsError", "RunFinishedError", "RunFolderError", "__version__",
+    "RunNotFoundError", "RunExistsError", "RunFinishedError", "RunFolderError", "StorageError",
+    "__version__",
 ]
 
 

@@ -34,6 +34,11 @@ class RunFinishedError(NuBoardError, RuntimeError):
     """Something was logged to a run after finish()."""
 
 
+class StorageError(NuBoardError, OSError):
+    """An object store (s3://, gs://, any fsspec URL) refused or failed a request: the message is
+    one line naming the URL and what to do (credentials, bucket, endpoint)."""
+
+
 class MissingExtraError(NuBoardError, ImportError):
     """A feature needs a library of an optional extra that is not installed."""
 

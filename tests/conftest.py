@@ -160,3 +160,21 @@ def browser_context_args(browser_context_args):
     """Playwright's waits evaluate JavaScript, which the viewer's CSP forbids; the XSS test
     opens its own context with the CSP in force."""
     return {**browser_context_args, "bypass_csp": True, "viewport": {"width": 1400, "height": 900}}
+
+
+# -- object storage: moto's S3 server, one per worker (tests/helpers_s3.py) -----------------------
+@pytest.fixture(scope="session")
+def s3():
+    """A real S3-compatible server for this worker; while a test uses it, the AWS_* settings in
+    os.environ point at it (so nb.init, the CLI in-process and child processes reach it)."""
+    from helpers_s3 import S3Server
+    with S3Server() as server:
+        yield server
+
+
+@pytest.fixture
+def s3_env(s3, monkeypatch):
+    """The `s3` server, with its AWS_* settings in os.environ for this test."""
+    for key, value in s3.env.items():
+        monkeypatch.setenv(key, value)
+    return s3
