@@ -27,6 +27,7 @@ from .errors import (
     RunFolderError,
     RunNotFoundError,
     StorageError,
+    SyncConflictError,
 )
 
 __version__ = "0.1.0"
@@ -150,6 +151,7 @@ __all__ = [
     "run_status", "HeartbeatWatch",
     "NuBoardError", "InvalidNameError", "InvalidArgumentError", "InvalidTypeError", "QueryWarning",
     "RunNotFoundError", "RunExistsError", "RunFinishedError", "RunFolderError", "StorageError",
+    "SyncConflictError",
     "__version__",
 ]
 

@@ -39,6 +39,13 @@ class StorageError(NuBoardError, OSError):
     one line naming the URL and what to do (credentials, bucket, endpoint)."""
 
 
+class SyncConflictError(NuBoardError, ValueError):
+    """`nuboard sync` (or sync_to): a run (or artifact version) of one id is another run on the
+    other side: the bucket's run.json and the local one describe different runs (another start
+    time or host), so neither side is overwritten. The message names each one refused; the
+    rest was copied."""
+
+
 class MissingExtraError(NuBoardError, ImportError):
     """A feature needs a library of an optional extra that is not installed."""
 

@@ -43,6 +43,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@contextlib.contextmanager
+def closed_port():
+    """A loopback port where nothing listens, for as long as the block lasts: the socket is bound
+    and never listens, so a connection is refused and no other process (another worker's server)
+    can take the port meanwhile, as it could a port from free_port()."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        yield sock.getsockname()[1]
+
+
 class S3Server:
     """moto's S3 server in a child process; a context manager that stops it on leaving."""
 

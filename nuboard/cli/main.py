@@ -116,9 +116,10 @@ from .importing import import_  # noqa: E402
 from .run_trash import trash  # noqa: E402
 from .runs import ls, reindex, rm  # noqa: E402 (the commands, registered below)
 from .sql import sql  # noqa: E402
+from .sync import sync  # noqa: E402
 from .up import up  # noqa: E402
 
-for _command in (ls, rm, trash, sql, reindex, artifact, import_, export, demo, up, completion):
+for _command in (ls, rm, trash, sql, reindex, artifact, import_, export, demo, up, sync, completion):
     cli.add_command(_command)
 
 

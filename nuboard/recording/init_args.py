@@ -231,13 +231,39 @@ class InitOptions(NamedTuple):
     system_prefix: str | None
     timing_prefix: str | None
     timing_all_ranks: bool
+    sync_to: str | None = None
+    sync_interval: float = 30.0
+
+
+SYNC_TO_VAR = "NUBOARD_SYNC_TO"
+
+
+def check_sync_to(value: Any) -> str | None:
+    """sync_to: None (then $NUBOARD_SYNC_TO, where set and not empty) or an object-store URL
+    such as s3://bucket/experiments."""
+    what = "sync_to"
+    if value is None:
+        value = os.environ.get(SYNC_TO_VAR) or None
+        what = SYNC_TO_VAR
+        if value is None:
+            return None
+    if not isinstance(value, str):
+        raise InvalidTypeError(f"sync_to must be a URL such as 's3://bucket/experiments', "
+                               f"not {type(value).__name__} ({value!r:.80}).")
+    from nuboard.remote.urls import is_url
+    if not is_url(value) or not value.split("://", 1)[1].strip("/"):
+        raise InvalidArgumentError(
+            f"{what} {value!r:.200} is not an object-store URL: give one such as "
+            "'s3://bucket/experiments' (gs://, az:// or any fsspec URL; a folder is not one: "
+            "runs go to dir=).")
+    return value.rstrip("/")
 
 
 def check_init_args(*, project, run_name, config, dir, tags, notes, group, run_id, resume,
                     fork_from, capture_env, code_dir, compact, flush_interval,
                     heartbeat_interval, system_metrics, system_devices, system_interval,
-                    capture_console, system_prefix, timing_prefix, timing_all_ranks
-                    ) -> InitOptions:
+                    capture_console, system_prefix, timing_prefix, timing_all_ranks,
+                    sync_to=None, sync_interval=30.0) -> InitOptions:
     """Every argument of nb.init checked, in this order; raises the first error found."""
     project = check_project("default" if project is None else project)
     name_given = check_shown_label(run_name, "run_name") if run_name is not None else None
@@ -277,6 +303,8 @@ def check_init_args(*, project, run_name, config, dir, tags, notes, group, run_i
         raise InvalidArgumentError("resume='must' needs the run_id of the run to continue.")
     if fork:
         check_folder_name(fork[0], "fork_from run id")
+    sync_to = check_sync_to(sync_to)
+    sync_interval = check_interval(sync_interval, "sync_interval")
     return InitOptions(
         project=project, name_given=name_given, run_name=name_given or "run",
         config_doc=config_doc, root=root, tags=tags, notes=notes, group=group, run_id=run_id,
@@ -284,4 +312,5 @@ def check_init_args(*, project, run_name, config, dir, tags, notes, group, run_i
         flush_interval=flush_interval, heartbeat_interval=heartbeat_interval,
         system_interval=system_interval, groups=groups, devices=devices,
         capture_console=capture_console, system_prefix=system_prefix,
-        timing_prefix=timing_prefix, timing_all_ranks=timing_all_ranks)
+        timing_prefix=timing_prefix, timing_all_ranks=timing_all_ranks, sync_to=sync_to,
+        sync_interval=sync_interval)

@@ -63,6 +63,7 @@ class Run:
         self._prefixes = dict(doc["prefixes"])
         self._timing_all_ranks = timing_all_ranks
         self._services: list = []             # the sampler and the console copy, stopped at finish
+        self._sync = None                     # sync_thread.RunSync of sync_to, closed last
         self._all: dict[str, ScalarBuffer] = {}     # every scalar's buffer: what the writer drains
         self._series: Any = {}                # the user's scalars that no Group holds
         self._own: dict[str, ScalarBuffer] = {}     # the run's own scalars (system/..., timing/...)
@@ -540,6 +541,10 @@ class Run:
             self._write_end(status, error)
         if compact:
             self._write_parquet()
+        if self._sync is not None:             # the last push, after run.json says how it ended
+            from .sync_thread import FINAL_WAIT, KILLED_WAIT
+            sync, self._sync = self._sync, None
+            sync.close(KILLED_WAIT if status == "killed" else FINAL_WAIT)
 
     def _write_end(self, status: str, error: BaseException | None = None) -> None:
         def mark_end(doc: dict) -> None:
@@ -580,6 +585,9 @@ class Run:
         """In a child forked while this run was open: drop whatever is logged, write nothing."""
         self._series = _ForkedChild(self.id)
         self._finished = True
+        if self._sync is not None:
+            self._sync.abandon()
+            self._sync = None
         self._media.abandon()
         self._writer.abandon()
 

@@ -54,6 +54,8 @@ def init(
     system_prefix: str | None = None,
     timing_prefix: str | None = None,
     timing_all_ranks: bool = False,
+    sync_to: str | None = None,
+    sync_interval: float = 30.0,
 ) -> Run:
     """Start a run, or resume or fork one, in <dir>/<project>/runs/<run_id>/.
 
@@ -97,6 +99,11 @@ def init(
         timing_all_ranks: the default of run.timer's all_ranks (log timers on every rank).
         system_prefix, timing_prefix: the first segment of the run's own scalar names;
             defaults to what a resumed run used, else 'system' and 'timing'.
+        sync_to: an object-store URL (s3://bucket/experiments; defaults to $NUBOARD_SYNC_TO)
+            the run is pushed to from a background thread, in the layout of `nuboard sync
+            push`, every sync_interval seconds and at finish (rank 0). Training never waits
+            for it; a store that is down is one RuntimeWarning and a retry.
+        sync_interval: seconds between those pushes.
 
     Returns:
         The Run; also a context manager that finishes it.
@@ -106,7 +113,7 @@ def init(
             'runs' that NuBoard uses inside a project), a dir that is a file or under one,
             resume='must' for a missing run, a new run whose id exists, a resume of a run
             another live process writes (RunExistsError, naming it), a missing fork parent,
-            a fork step outside int64, an untrackable device.
+            a fork step outside int64, an untrackable device, a sync_to that is no URL.
         TypeError: an argument or config of a type NuBoard cannot take.
         NuBoardError: the run.json of the run to resume cannot be read or is no object.
         RunFolderError (a NuBoardError and an OSError): the run folder cannot be created (a
@@ -120,8 +127,10 @@ def init(
         heartbeat_interval=heartbeat_interval, system_metrics=system_metrics,
         system_devices=system_devices, system_interval=system_interval,
         capture_console=capture_console, system_prefix=system_prefix,
-        timing_prefix=timing_prefix, timing_all_ranks=timing_all_ranks)   # every error first
+        timing_prefix=timing_prefix, timing_all_ranks=timing_all_ranks, sync_to=sync_to,
+        sync_interval=sync_interval)   # every error first
     ranks = detect_ranks()
+    store = _sync_store(opts.sync_to) if ranks.rank == 0 else None
     from nuboard.recording.capture.plan import Plan
     plan = Plan(groups=opts.groups, devices=opts.devices, capture_env=opts.capture_env,
                 capture_console=opts.capture_console, ranks=ranks)
@@ -144,7 +153,20 @@ def init(
     if launch is not None and ranks.rank == 0:
         from .launch import record_launch
         record_launch(launch.path, launch.key, run_id)
-    return _start_run(folder, doc, session, opts, ranks, plan, prefixes, host)
+    run = _start_run(folder, doc, session, opts, ranks, plan, prefixes, host)
+    if store is not None:
+        from .sync_thread import start_sync
+        run._sync = start_sync(store, opts.root, opts.project, run.id, opts.sync_interval)
+    return run
+
+
+def _sync_store(url: str | None):
+    """The store sync_to names, opened before anything is written (MissingExtraError without
+    the s3 extra; no request is made yet)."""
+    if url is None:
+        return None
+    from nuboard.remote.store import open_store
+    return open_store(url)
 
 
 def _launch_run_id(opts: InitOptions, ranks, runs: Path) -> tuple[str | None, str | None, Any]:

@@ -27,9 +27,9 @@ _CLIENTS = {
     "az": ("adlfs", "azure"), "abfs": ("adlfs", "azure"), "abfss": ("adlfs", "azure"),
 }
 # A store that is down answers within seconds rather than after minutes of the client's retries;
-# sync retries on its own schedule (docs/team.md, "Without a shared folder").
-_S3_OPTIONS = {"config_kwargs": {"connect_timeout": 5, "read_timeout": 60,
-                                               "retries": {"max_attempts": 2}}}
+# sync retries on its own schedule (docs/team.md, "Without a shared folder"). AWS_MAX_ATTEMPTS,
+# where set, is botocore's own setting and wins.
+CONNECT_TIMEOUT, READ_TIMEOUT, MAX_ATTEMPTS = 5, 60, 2
 
 
 class ObjectInfo(NamedTuple):
@@ -131,7 +131,10 @@ def open_store(url: str, *, version_aware: bool = False) -> Store:
     # with after the environment changed. Keep the Store for as long as the work lasts.
     options: dict[str, Any] = {"skip_instance_cache": True}
     if client is not None and client[0] == "s3fs":
-        options.update(_S3_OPTIONS)
+        config: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT, "read_timeout": READ_TIMEOUT}
+        if not os.environ.get("AWS_MAX_ATTEMPTS", "").strip():
+            config["retries"] = {"max_attempts": MAX_ATTEMPTS}
+        options["config_kwargs"] = config
         if version_aware:
             options["version_aware"] = True
     try:
@@ -140,7 +143,29 @@ def open_store(url: str, *, version_aware: bool = False) -> Store:
         raise StorageError(f"cannot open {shown(url)}: {_first_line(exc)}") from exc
     if client is not None and client[0] == "s3fs":
         fs.retries = 2           # s3fs's own retries of a failed call (5 by default)
+    quiet_dropped_connections(fs)
     return Store(url.rstrip("/"), fs, root)
+
+
+def quiet_dropped_connections(fs) -> None:
+    """Keep the client's event loop from printing a traceback for each request a dropped
+    connection left behind ("Task exception was never retrieved", aiohttp): the request that
+    failed is reported as one StorageError line already."""
+    loop = getattr(fs, "loop", None)
+    if loop is None or getattr(loop, "_nuboard_quiet", False):
+        return
+
+    def handler(loop, context):
+        error = context.get("exception")
+        if isinstance(error, (OSError, ConnectionError)) or type(error).__module__.startswith("aiohttp"):
+            return
+        loop.default_exception_handler(context)
+
+    try:
+        loop.set_exception_handler(handler)
+        loop._nuboard_quiet = True
+    except (AttributeError, RuntimeError):
+        pass
 
 
 def _import_client(module: str, extra: str, url: str):
