@@ -13,11 +13,12 @@ from pathlib import Path
 from stat import S_ISREG
 from typing import Any, Iterator, NamedTuple
 
-from nuboard.errors import InvalidArgumentError, InvalidTypeError
+from nuboard.errors import InvalidArgumentError, InvalidTypeError, StorageError
 from nuboard.files import caps, runjson
 from nuboard.files.layout import project_dir, resolve_root
 from nuboard.files.names import check_project
 
+from . import object_cache, remote_refs
 from . import version_folders as folders
 from .errors import ArtifactFileNotFoundError, ArtifactNotFoundError, SourceNotFoundError
 from .listing import Progress, left_out_text, walk_files
@@ -54,7 +55,9 @@ class FileProblem(NamedTuple):
 class Artifact(Mapping):
     """One version of an artifact. It reads like a mapping from each file it lists
     (the manifest's path, '/' separators) to that file on this machine; `files` is the
-    folder they are under."""
+    folder they are under, and `uri` where they come from: the URL of a URL reference (its
+    ${VAR}s expanded; `files` is then the local copy use_artifact fills), else file:// of the
+    folder (of the file, for a version of one file)."""
 
     def __init__(self, *, project: str, name: str, version: int, path: Path, manifest: dict,
                  project_path: Path, unlinked: bool = False):
@@ -65,6 +68,12 @@ class Artifact(Mapping):
         self.manifest = manifest
         self.unlinked = unlinked
         self._entries = {f["path"]: f for f in manifest["files"]}
+        self._current = None                  # a URL reference's listing, once checked
+        if manifest.get("base") == remote_refs.URL_BASE:
+            # objects in a store: `files` is their local copy (filled by use_artifact)
+            self.uri, self.unset_variables = remote_refs.expand_url(manifest.get("location", ""))
+            self.files = object_cache.cache_folder(self.uri, manifest["files"])
+            return
         location, self.unset_variables = resolve_location(
             manifest.get("base", "version"), manifest.get("location", "files"), project_path, path)
         if manifest.get("single_file") and manifest.get("storage") == "reference":
@@ -72,6 +81,8 @@ class Artifact(Mapping):
         # absolute, as the folder the files are under on this machine (a relative root or
         # NUBOARD_DIR made it relative); one with an unset ${VAR} stays as written
         self.files = location if self.unset_variables else Path(os.path.abspath(location))
+        single = manifest.get("single_file") and len(self._entries) == 1
+        self.uri = remote_refs.local_uri(self.files / next(iter(self._entries)) if single else self.files)
 
     spec = property(lambda self: f"{self.project}/{self.name}:{version_label(self.version)}",
                     doc="'project/name:vN', the string get_artifact and use_artifact take.")
@@ -83,6 +94,8 @@ class Artifact(Mapping):
     storage = property(lambda self: self.manifest.get("storage"))
     reference = property(lambda self: self.manifest.get("storage") == "reference")
     total_bytes = property(lambda self: self.manifest.get("total_bytes", 0))
+    is_remote = property(lambda self: self.manifest.get("base") == remote_refs.URL_BASE,
+                         doc="Whether the files are objects in a store (a URL reference).")
 
     def __getitem__(self, key: str) -> Path:
         if key not in self._entries:
@@ -112,7 +125,14 @@ class Artifact(Mapping):
 
         Modification times are never compared: a copy of the data (cp -r, rsync without -t,
         unzip, git checkout) gives every file a new one while its content stays the same.
+
+        For a URL reference, the objects in the store are compared (one listing of the prefix,
+        or a HEAD of the one object): missing, size changed, or ETag changed ('content').
         """
+        if self.is_remote:
+            problems, self._current = remote_refs.check_objects(
+                self.uri, list(self._entries.values()), bool(self.manifest.get("single_file")))
+            return [FileProblem(*p) for p in problems]
         problems = []
         base = os.path.join(os.fspath(self.files), "")      # the folder, with a separator
         stat = os.stat
@@ -130,8 +150,11 @@ class Artifact(Mapping):
 
     def verify(self, progress: Progress | None = None) -> list[FileProblem]:
         """check(), then re-hash every file whose SHA-256 the manifest holds (reads all the
-        data once) and add those whose content changed. Only regular files are opened."""
+        data once) and add those whose content changed. Only regular files are opened.
+        For a URL reference this is check(): the ETags are the objects' fingerprints."""
         problems = self.check()
+        if self.is_remote:
+            return problems
         bad = {p.path for p in problems}
         base = os.path.join(os.fspath(self.files), "")
         todo = [(rel, e["sha256"]) for rel, e in self._entries.items()
@@ -142,22 +165,63 @@ class Artifact(Mapping):
         return problems
 
     def warn_if_changed(self, stacklevel: int = 2) -> list[FileProblem]:
-        """Check the files; warn once (RuntimeWarning) naming unset variables and bad files."""
-        problems = [] if self.unset_variables else self.check()
+        """Check the files; warn once (RuntimeWarning) naming unset variables and bad files.
+
+        For a URL reference (what use_artifact and run.use_artifact call), the local copy is
+        then filled (fetch), with the listing the check just made. A store that cannot be
+        reached is one warning when the local copy already holds every object as recorded (a
+        node without network, its copy filled before): that copy is used. Else StorageError."""
+        try:
+            problems = [] if self.unset_variables else self.check()
+        except StorageError as exc:
+            if not (self.is_remote and object_cache.holds_recorded(self.files, list(self._entries.values()))):
+                raise
+            warnings.warn(f"Artifact {self.spec}: {exc}; the local copy {self.files}, which holds "
+                          "every object as recorded, is used.", RuntimeWarning, stacklevel=stacklevel + 1)
+            return []
         parts = []
+        remote = self.is_remote
         if self.unset_variables:
             names = ", ".join("$" + v for v in self.unset_variables)
             parts.append(f"{names} {'is' if len(self.unset_variables) == 1 else 'are'} not set here, "
-                         f"so its files cannot be found (set it to the folder that holds them)")
+                         f"so its {'objects' if remote else 'files'} cannot be found (set it to the "
+                         f"{'URL' if remote else 'folder'} that holds them)")
+        word_of = "object" if remote else "file"
         for kind, word in (("missing", "missing"), ("size", "changed size"), ("content", "changed content")):
             hit = [p.path for p in problems if p.problem == kind]
             if hit:
                 shown = ", ".join(hit[:10]) + (f" and {len(hit) - 10} more" if len(hit) > 10 else "")
-                parts.append(f"{len(hit)} file{'s' if len(hit) != 1 else ''} {word}: {shown}")
+                parts.append(f"{len(hit)} {word_of}{'s' if len(hit) != 1 else ''} {word}: {shown}")
+        if problems and remote and all(e.get("version_id") for e in self._entries.values()):
+            parts.append("the recorded versions are used")
         if parts:
-            warnings.warn(f"Artifact {self.spec} ({self.files}): " + "; ".join(parts) + ".",
-                          RuntimeWarning, stacklevel=stacklevel + 1)
+            warnings.warn(f"Artifact {self.spec} ({self.uri if remote else self.files}): "
+                          + "; ".join(parts) + ".", RuntimeWarning, stacklevel=stacklevel + 1)
+        if remote and not self.unset_variables:
+            self.fetch()
         return problems
+
+    def fetch(self, progress: Progress | None = None) -> "object_cache.Filled | None":
+        """For a URL reference: fill `files`, the local copy, downloading only the objects it
+        lacks (by version id, else ETag); the recorded version's bytes where the bucket keeps
+        versions. A progress bar on stderr in a terminal, unless progress is given
+        (progress('downloading', bytes, total)). Lists the store first unless check() just did.
+        Returns what it did; None for other versions (their files are on this machine).
+
+        Raises:
+            StorageError: the store failed; the objects downloaded before stay, recorded.
+            InvalidArgumentError: the URL names a ${VAR} not set here.
+        """
+        if not self.is_remote:
+            return None
+        if self.unset_variables:
+            raise InvalidArgumentError(f"Artifact {self.spec}: {', '.join('$' + v for v in self.unset_variables)}"
+                                       " not set here, so its objects cannot be found.")
+        if self._current is None:
+            self.check()
+        return object_cache.fill(self.uri, bool(self.manifest.get("single_file")),
+                                 list(self._entries.values()), self._current or {}, self.files,
+                                 progress)
 
 
 def _project_path(project: str, dir) -> Path:
@@ -256,6 +320,10 @@ def inspect_source(project: str, path: "str | os.PathLike[str]", *, reference: b
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidTypeError(f"path must be a str or a path, not {builtins.type(path).__name__} ({path!r:.80})")
     given = os.fspath(path)
+    if remote_refs.is_url(given):             # objects in a store: listed, whatever `reference`
+        found = remote_refs.inspect_url(given, progress)
+        return SourceInfo(given, found.url, found.single, found.listing,  # type: ignore[arg-type]
+                          len(found.listing), sum(info.size for _, info in found.listing), None, [])
     root = resolve_root(dir)
     project_path = project_dir(root, project)
     expanded, unset = expand_variables(given)
@@ -295,6 +363,8 @@ def _checked_again(source: SourceInfo, path: Any, project_path: Path, root: Path
                                f"not {builtins.type(source).__name__}")
     if not isinstance(path, (str, os.PathLike)) or os.fspath(path) != source.given:
         raise InvalidArgumentError(f"source_info is for path {source.given!r}, not {path!r:.200}")
+    if remote_refs.is_url_source(source):
+        return source
     check_holds_no_versions(source.given, source.real, project_path, root)
     check_listing_holds_no_versions(source.given, source.real, source.listing)
     if reference:
@@ -339,6 +409,9 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
         project: the project that holds the artifact ('datasets').
         name: one segment of letters, digits, '.', '_', '-' ('fineweb-edu').
         path: the file or folder; '~' and ${VAR}s work. A ${VAR} is kept in the manifest.
+            A URL (s3://bucket/prefix, gs://, az://, any fsspec URL) references the objects
+            under it, or the one it names: each one's size, ETag and version id (where the
+            bucket keeps versions) from one listing (remote_refs.py); reference=True only.
         type: dataset, model, checkpoint, report or other.
         metadata: a JSON object describing the version (rows, step, score); at most 64 levels
             deep and 1 MB as JSON.
@@ -365,6 +438,8 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
             deeper than 64 levels or over 1 MB as JSON, a description over 1,000,000
             characters included).
         SourceNotFoundError: the path does not exist.
+        StorageError: a URL's store cannot be reached, refuses the credentials, or has no
+            such bucket (nothing is written).
     """
     project = check_project(project)
     check_artifact_name(name)
@@ -381,6 +456,12 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     producer_doc = _producer(producer)
     root = resolve_root(dir)
     project_path = project_dir(root, project)
+    given_text = path if isinstance(path, str) else None
+    if given_text is not None and remote_refs.is_url(given_text):
+        if not reference:
+            remote_refs.refuse_copy(given_text)
+        if checksum:
+            remote_refs.refuse_checksum(given_text)
 
     if source_info is None:
         source = inspect_source(project, path, reference=reference, dir=root, progress=progress)
@@ -393,7 +474,10 @@ def add_artifact(project: str, name: str, path: "str | os.PathLike[str]", *, typ
     if source.left_out:                 # before anything is written: as an error, nothing is
         warnings.warn(source.left_out_warning, RuntimeWarning, stacklevel=2)
 
-    if reference:
+    if remote_refs.is_url_source(source):
+        base, location = remote_refs.URL_BASE, remote_refs.stored_location(given)
+        entries = remote_refs.url_entries(listing)
+    elif reference:
         base, location = store_location(given, real, project_path)
         if checksum:
             prefix = os.path.join(os.fspath(real), "")
@@ -469,7 +553,11 @@ def get_artifact(spec: str, *, project: str | None = None, dir=None) -> Artifact
 
 def use_artifact(spec: str, *, project: str | None = None, dir=None, stacklevel: int = 2) -> Artifact:
     """get_artifact, then check every file by size and warn once about missing or changed
-    files and unset variables. Records nothing: Run.use_artifact records the use."""
+    files and unset variables. Records nothing: Run.use_artifact records the use.
+
+    A URL reference is checked with one listing of its store (size and ETag of each object),
+    then its local copy (`files`, under $NUBOARD_CACHE_DIR/objects/) is filled with what it
+    lacks (Artifact.fetch). Raises StorageError when the store fails (see warn_if_changed)."""
     artifact = get_artifact(spec, project=project, dir=dir)
     artifact.warn_if_changed(stacklevel=stacklevel + 1)
     return artifact

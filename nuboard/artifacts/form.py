@@ -16,6 +16,7 @@ from typing import Iterable, NamedTuple
 
 from nuboard.errors import NuBoardError
 from nuboard.files.layout import project_dir
+from nuboard.remote.urls import is_url, shown
 
 from . import TYPES, SourceInfo, inspect_source, split_artifact_name
 from . import version_folders as folders
@@ -104,6 +105,12 @@ def check_path(text: str, root: Path, project: str | None, *, reference: bool = 
     except OSError as exc:
         raise FieldError(f"cannot read {text!r}: {exc.strerror or exc}; "
                          "give a file or folder you can read") from None
+
+
+def url_copy_refused(path: str | None) -> str:
+    """Why a URL cannot be copied: the line the form and the wizard show."""
+    return (f"{shown(path or '')!r} is an object-store URL: it can only be referenced (give "
+            "--ref); its objects' sizes, ETags and version ids are recorded")
 
 
 def parse_store(text: str) -> str:
@@ -350,7 +357,9 @@ def target_summary(target: Target) -> str:
 
 
 def checksum_text(form: AddForm) -> str:
-    """'yes' or 'no' for a reference; a copy is always hashed."""
+    """'yes' or 'no' for a reference; a copy is always hashed; an object has its ETag."""
+    if is_url(form.path):
+        return "no (each object's ETag is its fingerprint)"
     if form.store == "copy":
         return "yes (a copy is always hashed)"
     return "yes" if form.checksum else "no"
@@ -412,6 +421,12 @@ def check_form(form: AddForm, root: Path) -> FormCheck:
     project = target.project if target else None
     source, path_problem = _check_field(form, "path", check_path, root, project,
                                         reference=store_value == "reference")
+    if is_url(form.path) and not store_problem and not path_problem:
+        if store_value == "copy":
+            store_problem = f"{FLAGS['store']}: {url_copy_refused(form.path)}"
+        elif form.checksum:
+            store_problem = (f"{FLAGS['checksum']}: {shown(form.path)!r} is an object-store URL, "
+                             "whose objects' ETags are their fingerprints: leave --checksum out")
     optional = in_run_of_project(source)
     _, type_problem = _check_field(form, "type", parse_type, optional=optional)
     _, description_problem = _check_field(form, "description", parse_description,

@@ -2,10 +2,13 @@
 
 manifest.json (format 1):
   {"format": 1, "project", "name", "version", "type", "description", "metadata",
-   "storage": "copy" | "reference", "base": "version" | "project" | "filesystem",
-   "location": "files" | "runs/<run>/files/best.pt" | "${NUBOARD_DATA_DIR}/..." | "/abs/path",
+   "storage": "copy" | "reference", "base": "version" | "project" | "filesystem" | "url",
+   "location": "files" | "runs/<run>/files/best.pt" | "${NUBOARD_DATA_DIR}/..." | "/abs/path"
+               | "s3://bucket/prefix" (base url: objects in a store, ${VAR}s kept),
    "single_file": bool, "checksum": bool, "file_count", "total_bytes",
    "files": [{"path": "train/a.bin", "size": 12, "mtime": 1.5, "sha256": "..."}],
+            (base url: {"path", "size", "etag", "version_id" where the bucket keeps versions,
+             "mtime" the time the object was written}; remote_refs.py)
    "producer": {"project", "run_id"} | null, "source": {"path", "run_id"},
    "left_out": [{"path", "what"}] (dangling links, FIFOs, sockets, devices; absent before),
    "created_at", "created_by", "host"}
@@ -249,8 +252,8 @@ def manifest_problem(doc: object) -> str | None:
             return f"its {key!r} is {doc[key]!r:.40}, not text"
     if doc.get("storage", "copy") not in ("copy", "reference"):
         return f"its 'storage' is {doc.get('storage')!r:.40}, not copy or reference"
-    if doc.get("base", "version") not in ("version", "project", "filesystem"):
-        return f"its 'base' is {doc.get('base')!r:.40}, not version, project or filesystem"
+    if doc.get("base", "version") not in ("version", "project", "filesystem", "url"):
+        return f"its 'base' is {doc.get('base')!r:.40}, not version, project, filesystem or url"
     if not isinstance(doc.get("location", "files"), str):
         return f"its 'location' is {doc.get('location')!r:.40}, not text"
     for key in ("single_file", "checksum"):
@@ -271,8 +274,11 @@ def manifest_problem(doc: object) -> str | None:
             return f"file {i + 1} of its 'files' is {entry!r:.60}, not a path and a size"
         mtime, digest = entry.get("mtime"), entry.get("sha256")
         if (mtime is not None and type(mtime) not in (int, float)) or \
-                (digest is not None and type(digest) is not str):
-            return f"file {entry['path']!r:.60} has a modification time or SHA-256 of the wrong type"
+                (digest is not None and type(digest) is not str) or \
+                not isinstance(entry.get("etag", ""), (str, type(None))) or \
+                not isinstance(entry.get("version_id", ""), (str, type(None))):
+            return (f"file {entry['path']!r:.60} has a modification time, SHA-256, ETag or "
+                    "version id of the wrong type")
     return None
 
 

@@ -5,7 +5,9 @@ A reference is stored as one of three bases:
   'project'     relative to the project folder (runs/<run>/files/best.pt), so the project can move;
   'filesystem'  an absolute path, or one with ${VAR}s ('${NUBOARD_DATA_DIR}/fineweb-edu/2026-10'),
                 expanded on the machine that uses it;
-  'version'     a copy: 'files' inside the version folder.
+  'version'     a copy: 'files' inside the version folder;
+  'url'         objects in a store ('s3://lab/fineweb/${SNAPSHOT}'), ${VAR}s kept as written:
+                not a path on this machine (remote_refs.py; the local copy is object_cache.py).
 """
 from __future__ import annotations
 
@@ -205,4 +207,7 @@ def resolve_location(base: str, location: str, project_path: Path, version_path:
     if base == "filesystem":
         text, unset = expand_variables(location)
         return Path(text), unset
-    raise InvalidArgumentError(f"manifest location base {base!r} is not one of project, filesystem, version.")
+    if base == "url":
+        raise InvalidArgumentError(f"location {location!r} is in object storage, not on this machine "
+                                   "(remote_refs.expand_url gives its URL).")
+    raise InvalidArgumentError(f"manifest location base {base!r} is not one of project, filesystem, version, url.")

@@ -148,7 +148,9 @@ def index_versions(root: Path, project: str) -> None:
 @click.argument("target", required=False, metavar="[PROJECT/NAME]", shell_complete=complete_artifact)
 @click.argument("path", required=False)
 @click.option("--ref", "ref", is_flag=True,
-              help="Reference the files where they are (checked by size).")
+              help="Reference the files where they are (checked by size); a URL "
+                   "(s3://bucket/prefix, gs://, az://) records each object's size, ETag and "
+                   "version id.")
 @click.option("--copy", "copy", is_flag=True, help="Copy the files into the version.")
 @click.option("--type", "kind", metavar="TYPE", help="dataset, model, checkpoint, report or other.")
 @click.option("--description", metavar="TEXT", help="What this version is.")
@@ -180,6 +182,8 @@ def add(target, path, ref, copy, kind, description, meta, meta_file, checksum, d
           --meta tokens=12B --meta dedup=true --meta rows=1200000
       nuboard artifact add llm-pretrain/best \\
           experiments/llm-pretrain/runs/<run>/files/best.safetensors --copy
+      nuboard artifact add datasets/shards s3://lab-data/shards/2026-10 --ref \\
+          --type dataset --description "Tokenized shards in S3"
       nuboard artifact add          # asks for everything
     """
     if ref and copy:
@@ -334,7 +338,8 @@ def ls(project: str | None, unlinked: bool, as_json: bool, root: Path) -> None:
 
 def show_lines(version, used_by: list[str], problems, verified: bool = False) -> list[str]:
     """A version as the lines `artifact show` prints (pure: the check is done by the caller;
-    verified: the check re-hashed the files that have a SHA-256)."""
+    verified: the check re-hashed the files that have a SHA-256; problems None: a URL reference
+    not checked against its store)."""
     doc = version.manifest
     verified = ", SHA-256 re-hashed" if verified and doc.get("checksum") else ""
     producer = version.producer
@@ -350,7 +355,8 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
              "  produced by  " + (f"run {producer['project']}/{producer['run_id']}" if producer
                                   else "Logged outside a run"),
              f"  source       {source.get('path')}" if source.get("path") else None,
-             f"  files at     {version.files}",
+             f"  objects at   {version.uri}" if version.is_remote else None,
+             (f"  local copy   {version.files}" if version.is_remote else f"  files at     {version.files}"),
              f"  description  {description}" if description else None,
              f"  cut          shown cut to the API's limits: {'; '.join(cut)}" if cut else None]
     lines = [line for line in lines if line is not None]
@@ -365,15 +371,21 @@ def show_lines(version, used_by: list[str], problems, verified: bool = False) ->
         lines.append("  metadata     " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}"
                                                  for k, v in metadata.items()))
     lines.append("  used by      " + (", ".join(used_by) if used_by else "no run yet"))
+    word = "object" if version.is_remote else "file"
     if version.unset_variables:
         lines.append("  check        " + ", ".join("$" + v for v in version.unset_variables)
-                     + " not set here, so the files cannot be checked")
+                     + f" not set here, so the {word}s cannot be checked")
+    elif problems is None:
+        lines.append("  check        not checked against the store (--verify lists it)")
     elif problems:
         lines.append(f"  check        {len(problems):,} of {format_count(len(version))} missing or changed:")
         for p in problems[:20]:
             lines.append(f"    {p.path}: {p.detail}")
         if len(problems) > 20:
             lines.append(f"    ... and {len(problems) - 20} more")
+    elif version.is_remote:
+        lines.append(f"  check        {'the 1 object is' if len(version) == 1 else f'all {len(version):,} objects'}"
+                     " in the store, their sizes and ETags unchanged")
     elif len(version) == 1:
         lines.append("  check        the 1 file is there and unchanged" + verified)
     else:
@@ -395,7 +407,8 @@ def used_by(root: Path, project: str, name: str, number: int) -> list[str]:
 @click.argument("spec", metavar="PROJECT/NAME:vN", shell_complete=complete_artifact)
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest and the check as JSON.")
 @click.option("--verify", is_flag=True,
-              help="Also re-hash every file that has a SHA-256 (reads all the data once).")
+              help="Also re-hash every file that has a SHA-256 (reads all the data once); for "
+                   "objects in a store, list them and compare sizes and ETags.")
 @dir_option
 @catalog_option
 @debug_option
@@ -403,6 +416,8 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
     """Print one version: who added it, where its files are, who used it, and a check that
     every file is still there with its size (exit 1 when one is missing or changed).
     Modification times are not compared. --verify re-hashes the files that have a SHA-256.
+    A reference to object storage is checked only with --verify: one listing of its prefix
+    compares each object's size and ETag (nothing is downloaded).
 
     \b
     Example:
@@ -421,6 +436,8 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
             raise
     if version.unset_variables:
         problems = []
+    elif version.is_remote and not verify:
+        problems = None                 # the store is listed only when asked (--verify)
     elif verify:
         progress, stop = _progress_bar()
         try:
@@ -435,9 +452,10 @@ def show(spec: str, as_json: bool, verify: bool, root: Path) -> None:
         shown = {k: v for k, v in version.manifest.items() if k != "files"}
         shown.update(metadata=metadata, description=description)
         click.echo(json.dumps({"spec": version.spec, "unlinked": version.unlinked,
-                               "files_at": str(version.files), "used_by": users,
-                               "unset_variables": version.unset_variables,
-                               "problems": [p._asdict() for p in problems],
+                               "files_at": str(version.files), "uri": version.uri,
+                               "used_by": users, "unset_variables": version.unset_variables,
+                               "checked": problems is not None,
+                               "problems": [p._asdict() for p in problems or []],
                                "cut": "; ".join(cut) or None, "manifest": shown},
                               indent=2, ensure_ascii=False))
     else:

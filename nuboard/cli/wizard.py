@@ -37,7 +37,9 @@ from nuboard.artifacts.form import (
     review_lines,
     source_summary,
     target_summary,
+    url_copy_refused,
 )
+from nuboard.remote.urls import is_url
 
 # The questions, as the spec writes them; a default shows as ' [copy]' before the colon.
 PROMPTS = {
@@ -167,6 +169,9 @@ class _Wizard:
                                      reference=self.form.store == "reference")
             self.form.path = text
             self.ok(source_summary(self.source))
+            if is_url(text) and self.form.store == "copy":
+                self.form.store = "reference"
+                self.say("  store set to reference: a URL can only be referenced")
             if self.source.left_out:            # dangling links, FIFOs: named, then added without
                 self.say(f"  ⚠ {self.source.left_out_warning}")
         return self.ask_until("path", self.form.path, accept)
@@ -174,12 +179,15 @@ class _Wizard:
     def ask_store(self) -> object:
         def accept(text: str) -> None:
             store = parse_store(text)
+            if store == "copy" and is_url(self.form.path):
+                raise FieldError(url_copy_refused(self.form.path))
             if self.form.path is not None and self.target is not None:
                 self.source = check_path(self.form.path, self.root, self.project(),
                                          reference=store == "reference")
             self.form.store = store
-        result = self.ask_until("store", self.form.store or "copy", accept)
-        if result is DONE and self.reviewing and self.form.store == "reference" \
+        default = self.form.store or ("reference" if is_url(self.form.path) else "copy")
+        result = self.ask_until("store", default, accept)
+        if result is DONE and self.reviewing and self.checksum_asked() \
                 and self.form.checksum is None:
             self.ask_checksum()
         return result
@@ -233,6 +241,11 @@ class _Wizard:
 
     def project(self) -> str | None:
         return self.target.project if self.target else None
+
+    def checksum_asked(self) -> bool:
+        """Whether the checksum question applies: a reference to local files (a copy is always
+        hashed; an object's ETag is its fingerprint)."""
+        return self.form.store == "reference" and not is_url(self.form.path)
 
     def in_run(self) -> bool:
         """Whether the path, as last checked for the project, is inside one of its runs."""
@@ -301,6 +314,9 @@ class _Wizard:
                 except FieldError as exc:
                     self.fail(f"{FLAGS[name]}: {exc}")
                     setattr(f, name, None)
+        if f.store == "copy" and is_url(f.path):
+            self.fail(f"{FLAGS['store']}: {url_copy_refused(f.path)}")
+            f.store = None                      # asked again, with reference the default
         if f.path is not None and self.target is not None:
             try:
                 self.source = check_path(f.path, self.root, self.project(),
@@ -323,7 +339,7 @@ class _Wizard:
         i, step_back = 0, False
         while True:
             step = steps[i]
-            if step == "checksum" and self.form.store != "reference":
+            if step == "checksum" and not self.checksum_asked():
                 i = i - 1 if step_back and i > 0 else i + 1
                 continue
             result = self.review() if step == "review" else self.ask(step)
@@ -332,7 +348,7 @@ class _Wizard:
             if result is WRITE:
                 return self.filled()
             if result is BACK:
-                if i == 0 or all(s == "checksum" and self.form.store != "reference" for s in steps[:i]):
+                if i == 0 or all(s == "checksum" and not self.checksum_asked() for s in steps[:i]):
                     self.fail("there is no field before this one")
                     step_back = False
                     continue
@@ -364,6 +380,9 @@ class _Wizard:
 
     def change(self, field: str) -> bool:
         """Ask one field again from the review; False when there is nothing to ask."""
+        if field == "checksum" and is_url(self.form.path):
+            self.fail("each object's ETag is its fingerprint: there is nothing to hash")
+            return False
         if field == "checksum" and self.form.store != "reference":
             self.fail("a copy is always hashed: change the store (line 3) to reference to choose")
             return False
@@ -378,6 +397,6 @@ class _Wizard:
         """The form as answered: a copy is always hashed, a reference only when asked; the
         path's last check goes with it (form.source), so it is not listed again to be written."""
         f = self.form
-        checksum = True if f.store == "copy" else bool(f.checksum)
+        checksum = True if f.store == "copy" else bool(f.checksum) and not is_url(f.path)
         source = self.source if self.source is not None and self.source.given == f.path else None
         return dataclasses.replace(f, checksum=checksum, metadata=list(f.metadata), source=source)

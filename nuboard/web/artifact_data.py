@@ -13,6 +13,7 @@ from pathlib import Path
 
 from nuboard.artifacts.manifest import MANIFEST, file_entries
 from nuboard.artifacts.paths import resolve_location
+from nuboard.artifacts.remote_refs import URL_BASE, expand_url
 from nuboard.artifacts.version_folders import version_dir
 from nuboard.catalog import artifact_reads
 from nuboard.files import layout
@@ -78,7 +79,10 @@ def version_info(catalogs, project: str, name: str, number: int) -> dict:
     project_path = layout.project_dir(catalogs.root, project)
     folder = version_dir(project_path, name, number, unlinked=bool(row["unlinked"]))
     try:
-        where, unset = resolve_location(row["base"], row["location"], project_path, folder)
+        if row["base"] == URL_BASE:          # objects in a store: never contacted by a page
+            where, unset = expand_url(row["location"] or "")
+        else:
+            where, unset = resolve_location(row["base"], row["location"], project_path, folder)
     except Exception:
         where, unset = None, []
     used = artifact_reads.used_by(catalog, project, name, number)
@@ -122,8 +126,9 @@ def files_page(manifest: Path, *, offset: int = 0, limit: int = PAGE, needle: st
                ) -> dict:
     """Files offset..offset+limit of a manifest (those whose path holds `needle`, if given).
 
-    Returns {'files': [{path, size, sha256|None}], 'offset', 'next' (None at the end),
-    'matched' (how many matched so far, when a filter is set)}.
+    Returns {'files': [{path, size, sha256|None, etag|None, version_id|None}], 'offset',
+    'next' (None at the end), 'matched' (how many matched so far, when a filter is set)}.
+    The ETag and version id are a URL reference's (objects in a store).
     """
     needle = needle.strip()
     rows: list[dict] = []
@@ -133,5 +138,10 @@ def files_page(manifest: Path, *, offset: int = 0, limit: int = PAGE, needle: st
             more = True
             break
         rows.append({"path": entry.get("path"), "size": entry.get("size"),
-                     "sha256": entry.get("sha256")})
+                     "sha256": entry.get("sha256"), "etag": _text(entry.get("etag")),
+                     "version_id": _text(entry.get("version_id"))})
     return {"files": rows, "offset": offset, "next": offset + len(rows) if more else None}
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) else None

@@ -26,6 +26,7 @@ from nuboard.artifacts.form import (
 from nuboard.artifacts.manifest import read_manifest
 from nuboard.artifacts.version_folders import latest_version, version_dir
 from nuboard.files import layout
+from nuboard.remote.urls import is_url
 
 from .containment import OutsideError, resolve_inside
 
@@ -179,6 +180,10 @@ def check_form(form: VersionForm, root: Path, *, read_data: bool = True) -> Chec
     except FieldError as exc:
         checked.problems["store"] = str(exc)
         store = "reference"
+    if is_url(form.path.strip()):
+        checked.problems["path"] = (
+            "a URL (object storage) is added from Python (nb.add_artifact(..., reference=True)) "
+            "or with 'nuboard artifact add --ref', not from the viewer")
     if "path" not in checked.problems:
         try:
             given = resolve_path(form.path, root, run_dir)
