@@ -60,7 +60,7 @@
     if (!run) return;
     if (!target || target.hasAttribute("data-read-only")) {
       input.value = input.defaultValue;
-      say(input, READ_ONLY);
+      say(input, readOnly(target));
       return;
     }
     var body = new URLSearchParams();
@@ -89,13 +89,19 @@
     });
   }
 
+  /* why colours cannot be set: the header's words (--read-only, or a bucket's mirror) */
+  function readOnly(target) {
+    var why = target && target.getAttribute("data-read-only");
+    return why && why !== "1" ? why : READ_ONLY;
+  }
+
   /* under --read-only the inputs show the colours and cannot change them */
   function lock(scope) {
     var target = meta();
     if (target && !target.hasAttribute("data-read-only")) return;
     (scope || document).querySelectorAll("input.run-colour").forEach(function (input) {
       input.disabled = true;
-      input.title = READ_ONLY;
+      input.title = readOnly(target);
     });
   }
 

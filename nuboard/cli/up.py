@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from nuboard.files.layout import find_projects, resolve_root
+from nuboard.remote.urls import is_url, shown
 
 from .completion import complete_dir
 from .options import catalog_option, debug_option
@@ -17,6 +18,8 @@ READ_ONLY_WITH_EDITS = ("--read-only refuses every edit and --edit-artifacts tur
                         "on: give one of them, not both.")
 READ_ONLY_WITH_RUN_EDITS = ("--read-only refuses every edit and --edit-runs turns the run edits "
                             "(hide, delete, restore) on: give one of them, not both.")
+URL_WITH_EDITS = ("{url} is served read-only (a mirror of the bucket), so {flag} cannot be given "
+                  "with it: edit where the runs are written, then 'nuboard sync push'.")
 CATALOG_ENV = "NUBOARD_CATALOG_URL"     # catalog.server.ENV; that module imports SQLAlchemy (slow)
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{0,62}))*\.?", re.IGNORECASE)
 
@@ -37,7 +40,7 @@ def check_host_name(value: str) -> str:
 
 
 @click.command("up", short_help="Serve the viewer (Runs, Charts, run details).")
-@click.argument("directory", metavar="[DIR]", required=False, shell_complete=complete_dir)
+@click.argument("directory", metavar="[DIR|URL]", required=False, shell_complete=complete_dir)
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to bind; 0.0.0.0 or :: for every interface. Anything but "
                    "loopback is reachable by others: there is no login.")
@@ -61,6 +64,12 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
     """Serve the viewer over every project under DIR (default $NUBOARD_DIR, else
     ./experiments), on 127.0.0.1 unless --host says otherwise. Ctrl-C stops it.
 
+    Given a URL (s3://bucket/experiments, as `nuboard sync push` fills it), it pulls the
+    bucket into a mirror under $NUBOARD_CACHE_DIR/mirrors/ (default ~/.cache/nuboard) and
+    serves that, read-only, pulling again every 5 s while a run is running and every minute
+    otherwise ($NUBOARD_MIRROR_INTERVAL=S: every S s, and 12 S s); the page header says how
+    fresh it is.
+
     It opens every project's catalog first (saying so at once, and how far it got when that
     takes long), then prints the URL, so that no page waits for a catalog; it says so too
     when --edit-artifacts, --edit-runs or --read-only is given.
@@ -77,6 +86,7 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
     Example:
       nuboard demo && nuboard up
       nuboard up /data/experiments --port 7000
+      nuboard up s3://lab-bucket/experiments
       nuboard up --edit-runs
       nuboard up /data/experiments --host 0.0.0.0 --read-only --allowed-host nuboard.lab.example
       nuboard up /lab/experiments --host 0.0.0.0 --read-only \\
@@ -86,18 +96,70 @@ def up(directory: str | None, host: str, port: int | None, allowed_hosts: tuple[
         raise click.UsageError(READ_ONLY_WITH_EDITS)
     if read_only and edit_runs:
         raise click.UsageError(READ_ONLY_WITH_RUN_EDITS)
-    root = resolve_root(directory)
-    check_root(root)
+    mirror = None
+    if is_url(directory):
+        for flag, given in (("--edit-artifacts", edit_artifacts), ("--edit-runs", edit_runs)):
+            if given:
+                raise click.UsageError(URL_WITH_EDITS.format(url=shown(directory), flag=flag))
+        from nuboard.web.mirror import Mirror, mirror_folder, pull_interval
+        mirror = Mirror(directory, mirror_folder(directory), busy_every=pull_interval())
+        root = mirror.folder
+    else:
+        root = resolve_root(directory)
+        check_root(root)
     if os.environ.get(CATALOG_ENV, "").strip():
         check_catalog_server(root)
+    if mirror is not None:
+        first_pull(mirror)
     click.echo(opening_line(root, len(find_projects(root))), err=True)    # before the viewer's imports
     from nuboard.web.app import create_app
     from nuboard.web.server import DEFAULT_PORT, serve
     app = create_app(root, host=host, allowed_hosts=allowed_hosts, edit_artifacts=edit_artifacts,
-                     read_only=read_only, edit_runs=edit_runs)
-    serve(app, root, host, DEFAULT_PORT if port is None else port,
-          lambda line: click.echo(line, err=line.startswith("Warning")),
-          lambda line: click.echo(line, err=True))
+                     read_only=read_only, edit_runs=edit_runs, mirror=mirror)
+    if mirror is not None:
+        mirror.start()
+    try:
+        serve(app, root if mirror is None else shown(mirror.url), host,    # the URL announced
+              DEFAULT_PORT if port is None else port,
+              lambda line: click.echo(line, err=line.startswith("Warning")),
+              lambda line: click.echo(line, err=True))
+    finally:
+        if mirror is not None:
+            mirror.stop()
+
+
+def first_pull(mirror) -> None:
+    """Pull the bucket into its mirror (web/mirror.py) once, with a progress bar on a terminal
+    and a line saying what came; StorageError (one line, exit 1) when the store fails."""
+    click.echo(f"Pulling {shown(mirror.url)} into the mirror {str(mirror.folder)!r} ...", err=True)
+    progress, stop = pull_progress_bar()
+    try:
+        summary = mirror.pull(progress)
+    finally:
+        stop()
+    line = summary.line()
+    click.echo(line[:1].upper() + line[1:], err=True)     # 'Pulled 3 runs, ... from s3://...'
+
+
+def pull_progress_bar():
+    """A progress callback drawing a rich bar of the runs and versions pulled on stderr (a
+    terminal only), and a closer."""
+    import sys
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    bar = Progress(TextColumn("Pulling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
+    task: list = []
+
+    def progress(done: int, total: int, name: str) -> None:
+        if not task:
+            bar.start()
+            task.append(bar.add_task("", total=total))
+        bar.update(task[0], completed=done, total=total, description=name)
+
+    return progress, bar.stop
 
 
 def check_catalog_server(root: Path) -> None:

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from flask import Flask, render_template
+from flask import Flask, abort, render_template, request
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import PathConverter
 
@@ -17,9 +17,14 @@ from . import security
 from .catalogs import Catalogs
 from .chart_prefetch import Prefetch
 from .chartdata import SeriesCache
-from .context import catalogs, wants_json
+from .context import catalogs, read_only_refusal, wants_json
 from .filters import install_filters
 from .host_names import served_names
+
+if TYPE_CHECKING:
+    from .mirror import Mirror
+
+MIRROR_EDITS = "notes, saved views, run colours, artifacts and runs cannot be edited here"
 
 
 class TextSafeResponse(Flask.response_class):
@@ -35,7 +40,7 @@ class TextSafeResponse(Flask.response_class):
 def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127.0.0.1",
                allowed_hosts: "Iterable[str]" = (), edit_artifacts: bool = False,
                edit_runs: bool = False, read_only: bool = False,
-               sync_every: float = 2.0) -> Flask:
+               sync_every: float = 2.0, mirror: "Mirror | None" = None) -> Flask:
     """The viewer over the projects under root (default $NUBOARD_DIR, else ./experiments).
 
     Args:
@@ -49,11 +54,19 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
         read_only: refuse every edit (notes, saved views); not with edit_artifacts or
             edit_runs.
         sync_every: seconds between background syncs of a project's catalog.
+        mirror: root is this bucket's local mirror (web/mirror.py, `nuboard up s3://...`): the
+            header says how fresh it is and every edit is refused (read_only is implied).
 
     Raises:
-        InvalidArgumentError: read_only with edit_artifacts or edit_runs (read-only means no
-            edit).
+        InvalidArgumentError: read_only (or a mirror) with edit_artifacts or edit_runs
+            (read-only means no edit).
     """
+    if mirror is not None and (edit_artifacts or edit_runs):
+        raise InvalidArgumentError(
+            f"{mirror.header()['url']} is served read-only (a mirror of the bucket), so "
+            "edit_artifacts and edit_runs cannot be given with it: edit where the runs are "
+            "written, then 'nuboard sync push'.")
+    read_only = read_only or mirror is not None
     if read_only and edit_artifacts:
         raise InvalidArgumentError(
             "read_only=True refuses every edit and edit_artifacts=True turns the artifact "
@@ -75,6 +88,9 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
     app.extensions["nuboard_catalogs"] = Catalogs(root, every=sync_every)
     app.extensions["nuboard_series"] = SeriesCache()
     app.extensions["nuboard_prefetch"] = Prefetch()
+    if mirror is not None:
+        app.extensions["nuboard_mirror"] = mirror
+        app.config["NUBOARD_MIRROR_URL"] = mirror.header()["url"]     # server.edit_lines says it
     served = served_names(host, allowed_hosts)
     app.config["NUBOARD_SERVED"] = served
     security.install(app, hosts=served.names)
@@ -101,11 +117,21 @@ def create_app(root: "str | os.PathLike[str] | None" = None, *, host: str = "127
         from .artifact_edit import artifact_edit
         app.register_blueprint(artifact_edit)
 
+    if mirror is not None:
+        @app.before_request
+        def _mirror_read_only() -> None:
+            """Every edit of the mirror is refused (after the Host, Origin and token checks):
+            it would be lost at the next pull, and never reach the bucket."""
+            if request.method not in ("GET", "HEAD", "OPTIONS"):
+                abort(403, description=read_only_refusal(MIRROR_EDITS))
+
     @app.context_processor
     def _globals() -> dict:
         return {"csrf_token": app.config["NUBOARD_CSRF"], "version": __version__,
                 "read_only": read_only, "root": str(root), "edit_artifacts": edit_artifacts,
                 "edit_runs": edit_runs,
+                "mirror": mirror.header() if mirror is not None else None,
+                "read_only_refusal": read_only_refusal,
                 "projects": catalogs().projects()}
 
     @app.errorhandler(HTTPException)

@@ -1,6 +1,7 @@
 """What the page modules share about the request: the app's catalogs and caches, whether JSON
 or a fragment is asked for, the project and run of the URL (checked once per request by
-`load_project`, kept in `g`), and the `edits_allowed` rule for --read-only.
+`load_project`, kept in `g`), and the `edits_allowed` rule for --read-only and for a bucket's
+mirror (`nuboard up s3://...`, web/mirror.py), which is served read-only.
 
 The factory (app.py) imports the pages; the pages import this module, never app.py.
 """
@@ -114,13 +115,27 @@ def project_catalog():
     return g.catalog
 
 
+def mirror():
+    """The bucket this viewer serves a mirror of (web/mirror.Mirror), or None for a folder."""
+    return current_app.extensions.get("nuboard_mirror")
+
+
+def read_only_refusal(what: str) -> str:
+    """Why an edit is refused: '... --read-only: <what>.', or over a bucket's mirror 's3://lab/exp
+    is served read-only: <what>; edit where the runs are written, then ...'."""
+    served = mirror()
+    if served is not None:
+        return served.refusal(what)
+    return f"This viewer was started with --read-only: {what}."
+
+
 def edits_allowed(what: str) -> Callable:
-    """Refuse the route with 403 under --read-only: '... --read-only: <what>.'"""
+    """Refuse the route with 403 under --read-only (and over a mirror): read_only_refusal."""
     def decorate(view: Callable) -> Callable:
         @functools.wraps(view)
         def checked(*args, **kwargs):
             if current_app.config["NUBOARD_READ_ONLY"]:
-                abort(403, description=f"This viewer was started with --read-only: {what}.")
+                abort(403, description=read_only_refusal(what))
             return view(*args, **kwargs)
         return checked
     return decorate

@@ -110,7 +110,7 @@ def bound_port(server) -> int:
     return server.socket.getsockname()[1] if hasattr(server, "socket") else server.effective_port
 
 
-def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None],
+def serve(app, root: "Path | str", host: str, port: int, echo: Callable[[str], None],
           note: Callable[[str], None] | None = None) -> None:
     """Bind, open every project's catalog, print the URL, and serve until Ctrl-C or SIGTERM
     (either, at any point after binding, stops it cleanly); then close the catalogs and return.
@@ -144,7 +144,7 @@ def serve(app, root: Path, host: str, port: int, echo: Callable[[str], None],
         echo("NuBoard stopped.")
 
 
-def announce(served: ServedNames, root: Path, host: str, port: int,
+def announce(served: ServedNames, root: "Path | str", host: str, port: int,
              echo: Callable[[str], None]) -> None:
     """The URL, and for a public bind the names it answers to and a warning."""
     echo(f"NuBoard is serving {str(root)!r} at http://{served.url_host}:{port}/  (Ctrl-C to stop)")
@@ -166,7 +166,11 @@ def edit_lines(config) -> list[str]:
         lines.append("Run editing is on (--edit-runs): run pages hide runs and delete them to "
                      "runs/.trash/ (the Trash page restores them), for anyone who can open this "
                      "viewer.")
-    if config.get("NUBOARD_READ_ONLY"):
+    if config.get("NUBOARD_MIRROR_URL"):
+        lines.append(f"Read-only: this viewer serves a mirror of {config['NUBOARD_MIRROR_URL']}, "
+                     "pulled again in the background; notes, saved views, run colours, artifacts "
+                     "and runs cannot be edited from it.")
+    elif config.get("NUBOARD_READ_ONLY"):
         lines.append("Read-only (--read-only): notes, saved views, run colours and artifacts "
                      "cannot be edited from this viewer.")
     return lines
