@@ -161,8 +161,11 @@ class S3Server:
 
         def requests() -> list[tuple[str, str]]:
             if not seen and self._record.exists():
-                for line in self._record.read_text().splitlines():
-                    entry = json.loads(line)
+                # moto writes each entry and its newline in two calls, so requests answered at
+                # once may share a line: read the entries as a stream of JSON objects
+                text, at, decoder = self._record.read_text(), 0, json.JSONDecoder()
+                while (at := _skip_space(text, at)) < len(text):
+                    entry, at = decoder.raw_decode(text, at)
                     url = entry["url"]
                     seen.append((entry["method"], url.split("://", 1)[-1].partition("/")[2]))
             return list(seen)
@@ -172,6 +175,12 @@ class S3Server:
         finally:
             self._api("stop-recording")
             requests()
+
+
+def _skip_space(text: str, at: int) -> int:
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return at
 
 
 class CutProxy:

@@ -113,7 +113,7 @@ def test_push_pull_mirror_and_nothing_written_when_unchanged(s3_env, source, tmp
     assert tree(node2) == tree(root)
     with s3_env.counting() as requests:
         again = run_cli(node2, "sync", "pull", url)
-    assert again.returncode == 0 and again.stdout.startswith("pulled 0 runs, 0 files")
+    assert again.returncode == 0 and again.stdout.startswith("nothing to pull from s3://")
     assert requests() and all(m == "GET" and "list-type=2" in p for m, p in requests()), requests()
     steps = nb.read_scalars(node2 / "llm" / "runs" / ids[1], "train/loss")["train/loss"].steps
     assert list(steps) == list(range(20))

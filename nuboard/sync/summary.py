@@ -40,6 +40,10 @@ class SyncSummary:
     def line(self) -> str:
         """'pushed 3 runs, 41 files, 4.2 MB to s3://lab/exp in 1.3 s; 997 runs unchanged'."""
         verb, way = ("pushed", "to") if self.direction == "push" else ("pulled", "from")
+        if not self.files and not self.refused:
+            # 'nothing to push to s3://lab/exp: 22 runs, versions and documents unchanged (0.4 s)'
+            return (f"nothing to {self.direction} {way} {self.url}: {self.skipped:,} runs, versions "
+                    f"and documents unchanged ({self.seconds:.1f} s)")
         parts = [_count(self.runs, "run")]
         if self.versions:
             parts.append(_count(self.versions, "artifact version"))
