@@ -185,10 +185,13 @@ def _skip_space(text: str, at: int) -> int:
 
 class CutProxy:
     """A TCP door to the server that a test can shut mid-transfer: cut() drops every open
-    connection and refuses new ones (as a server that died), restore() opens it again."""
+    connection and refuses new ones (as a server that died), restore() opens it again.
+    `delay` seconds are waited before each chunk a client sends is passed on (a slow link), so
+    that a child process can be killed while its transfer is under way."""
 
-    def __init__(self, target_port: int):
+    def __init__(self, target_port: int, delay: float = 0.0):
         self.target = target_port
+        self.delay = delay
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         self._open = True
@@ -233,13 +236,15 @@ class CutProxy:
                     client.close()
                     continue
                 self._conns += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            for a, b, delay in ((client, upstream, self.delay), (upstream, client, 0.0)):
+                threading.Thread(target=self._pipe, args=(a, b, delay), daemon=True).start()
 
     @staticmethod
-    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    def _pipe(src: socket.socket, dst: socket.socket, delay: float) -> None:
         try:
             while data := src.recv(65536):
+                if delay:
+                    time.sleep(delay)
                 dst.sendall(data)
         except OSError:
             pass

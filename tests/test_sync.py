@@ -7,11 +7,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import QUIET, cli, killed_run, one_line_error, run_cli
+from helpers import QUIET, child_env, cli, killed_run, one_line_error, run_cli
 from helpers_s3 import CutProxy, S3Server
 
 import nuboard as nb
@@ -238,6 +241,49 @@ def test_pull_cut_midway_a_reader_never_sees_a_run_before_its_data(s3, twelve, t
             assert (folder / "run.json").is_file(), sorted(folder.rglob("*"))
         proxy.restore()
         pull(url, mirror)
+    assert tree(mirror) == local
+
+
+def kill_when(command: list[str], env: dict, done: "callable", what: str) -> None:
+    """Start `nuboard COMMAND` and SIGKILL it as soon as done() holds (polled every 10 ms); fail
+    when it ended first, since then nothing was killed mid-way."""
+    child = subprocess.Popen([sys.executable, "-m", "nuboard.cli.main", *command], env=child_env(**env),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not done():
+        assert child.poll() is None, f"the {what} ended before it could be killed: {child.stderr.read()!r}"
+        assert time.monotonic() < deadline, f"the {what} made no progress"
+        time.sleep(0.01)
+    child.kill()
+    child.wait()
+    child.stderr.close()
+
+
+def test_push_and_pull_sigkilled_midway_are_finished_by_the_next(s3, twelve, tmp_path):
+    """`nuboard sync push` SIGKILLed with part of the folder sent (over a slow link, so the kill
+    lands mid-way): every run.json in the bucket has its data, and the next push finishes the
+    job; the same for `nuboard sync pull` into a mirror: no run.json there before its data, and
+    the next pull completes it (the killed pull's hidden .tmp- files are the catalog's sweep's)."""
+    root = twelve
+    url = s3.bucket()
+    local = tree(root)
+    with CutProxy(s3.port, delay=0.02) as slow:
+        env = s3.env_via(slow.port)
+        kill_when(["sync", "push", url, "--dir", str(root)], env,
+                  lambda: len(s3.keys(url)) >= 12, "push")
+        seen = complete_runs_have_their_data(bucket_tree(s3, url), local)
+        assert seen < 12 and len(s3.keys(url)) < len(local)
+        again = cli(root, "sync", "push", url, env=s3.env)
+        assert again.returncode == 0, again.stderr
+        assert bucket_tree(s3, url) == local
+
+        mirror = tmp_path / "mirror"
+        runs = mirror / "llm" / "runs"
+        kill_when(["sync", "pull", url, "--dir", str(mirror)], env,
+                  lambda: runs.is_dir() and len(list(runs.glob("*/run.json"))) >= 2, "pull")
+        assert complete_runs_have_their_data(tree(mirror), local) < 12
+    again = cli(mirror, "sync", "pull", url, env=s3.env)
+    assert again.returncode == 0, again.stderr
     assert tree(mirror) == local
 
 
