@@ -14,6 +14,7 @@ for GCS, and fsspec's FSSPEC_<PROTOCOL>_<OPTION> variables for any other option.
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, NamedTuple
 
 from nuboard.errors import MissingExtraError, StorageError
@@ -190,20 +191,29 @@ def storage_error(exc: BaseException, url: str, doing: str) -> StorageError:
     if name in ("NoCredentialsError", "PartialCredentialsError") or "Unable to locate credentials" in text:
         return StorageError(f"cannot {doing} {where}: no credentials found (set AWS_PROFILE, or "
                             "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)")
-    if isinstance(exc, PermissionError) or any(code in text for code in (
-            "AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "Forbidden", "403")):
+    if _unreachable(exc):          # first: a dropped connection is never a refusal
+        at = f" at {endpoint}" if endpoint and scheme(url) in ("s3", "s3a") else ""
+        return StorageError(f"cannot {doing} {where}: the object store{at} cannot be reached ({text})")
+    if isinstance(exc, PermissionError) or re.search(
+            r"AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|\bForbidden\b|\b403\b", text):
         return StorageError(f"cannot {doing} {where}: access denied ({text}); check the credentials")
     if "NoSuchBucket" in text or "bucket does not exist" in text.lower():
         return StorageError(f"cannot {doing} {where}: the bucket does not exist")
-    if _unreachable(exc):
-        at = f" at {endpoint}" if endpoint and scheme(url) in ("s3", "s3a") else ""
-        return StorageError(f"cannot {doing} {where}: the object store{at} cannot be reached ({text})")
     if isinstance(exc, FileNotFoundError):
         return StorageError(f"cannot {doing} {where}: no such object")
     return StorageError(f"cannot {doing} {where}: {text}")
 
 
+_UNREACHABLE_TEXT = re.compile(r"Could not connect to the endpoint URL|Connection was closed|"
+                               r"Connect timeout on endpoint URL|Read timeout on endpoint URL|"
+                               r"Cannot connect to host", re.IGNORECASE)
+
+
 def _unreachable(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) says the store could not be reached or dropped the
+    connection: by type along the chain, or by botocore's and aiohttp's words."""
+    if _UNREACHABLE_TEXT.search(str(exc)):
+        return True
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
