@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -263,3 +264,16 @@ def count(catalog, table: str) -> int:
     """The number of rows in one table of a catalog."""
     with catalog.reader.connect() as conn:
         return conn.execute(text(f"SELECT count(*) FROM {table}")).scalar()
+
+
+def wait_for(check, what: str, timeout: float = 60.0, every: float = 0.05):
+    """Poll check() until it returns something true, and return that; fail naming `what`
+    after `timeout` seconds (a bound on waiting, never an assertion about speed)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = check()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout:g} s")
+        time.sleep(every)

@@ -11,7 +11,7 @@ import time
 import warnings
 
 import pytest
-from helpers import QUIET, QUIET_ARGS, run_child, run_cli, start_child
+from helpers import QUIET, QUIET_ARGS, run_child, run_cli, start_child, wait_for
 from helpers_http import AppViewer
 from helpers_s3 import closed_port
 
@@ -30,17 +30,6 @@ TRAIN = """
 """
 
 
-def wait_for(what: str, check, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def test_killed_run_in_the_bucket_is_a_prefix_read_and_resumed_elsewhere(s3_env, tmp_path):
     node1, node2, node3 = (tmp_path / name for name in ("node1", "node2", "node3"))
     url = s3_env.bucket() + "/exp"
@@ -51,9 +40,9 @@ def test_killed_run_in_the_bucket_is_a_prefix_read_and_resumed_elsewhere(s3_env,
         assert run_id, child.stderr.read()
         log_key = f"{prefix}/llm/runs/{run_id}/events.r0.s0.log"
         # two pushes of a growing log have reached the bucket: the run is mid-training
-        first = wait_for("a first push", lambda: s3_env.keys(url).get(log_key, 0) > 100 and
-                         s3_env.keys(url)[log_key])
-        wait_for("a later push", lambda: s3_env.keys(url).get(log_key, 0) > first)
+        first = wait_for(lambda: s3_env.keys(url).get(log_key, 0) > 100 and s3_env.keys(url)[log_key],
+                         "a first push")
+        wait_for(lambda: s3_env.keys(url).get(log_key, 0) > first, "a later push")
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
@@ -127,7 +116,7 @@ def test_a_store_that_is_down_is_one_warning_and_the_run_finishes(tmp_path, monk
                 for step in range(30):
                     run.add_scalar("train/loss", 1.0, step=step)
                     time.sleep(0.01)
-                wait_for("a few failed pushes", lambda: sync.failing and sync.pushes == 0)
+                wait_for(lambda: sync.failing and sync.pushes == 0, "a few failed pushes")
     said = [str(w.message) for w in caught if "cannot push" in str(w.message)]
     assert len(said) == 1, said
     assert f"run llm/{run.id} to s3://nowhere/exp" in said[0] and "cannot be reached" in said[0]

@@ -14,11 +14,10 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from helpers import child_env, write_run
+from helpers import child_env, wait_for, write_run
 from helpers_http import RemoteViewer, visible_text
 from helpers_s3 import CutProxy, closed_port
 
@@ -64,18 +63,6 @@ class BucketViewer(RemoteViewer):
                           reply.text, re.S)
         assert found, "no mirror line in the header"
         return html.unescape(" ".join(visible_text(found.group(0)).split()))
-
-
-def wait_for(check, what: str, timeout: float = 60.0):
-    """Poll check() until it returns something true; fail naming `what` after timeout s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = check()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{what}: not within {timeout:g} s")
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")

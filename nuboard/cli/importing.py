@@ -8,6 +8,7 @@ import click
 
 from .completion import complete_project
 from .options import debug_option, dir_option
+from .progress_bar import with_bar
 
 
 @click.group("import")
@@ -58,7 +59,7 @@ def tensorboard(logdir: Path, project: str, dry_run: bool, as_json: bool, root: 
       nuboard import tensorboard ./lightning_logs -p llm --dry-run
     """
     from nuboard.importers import tensorboard as run_import
-    _report(_with_bar(lambda progress: run_import(logdir, project, dir=root, dry_run=dry_run,
+    _report(with_bar("Importing", lambda progress: run_import(logdir, project, dir=root, dry_run=dry_run,
                                                   progress=progress)), as_json)
 
 
@@ -89,7 +90,7 @@ def mlflow(tracking_uri: str, experiment: str | None, artifacts: bool, project: 
       nuboard import mlflow ./mlruns -p llm --experiment sweep --artifacts
     """
     from nuboard.importers import mlflow as run_import
-    _report(_with_bar(lambda progress: run_import(tracking_uri, project, experiment, dir=root,
+    _report(with_bar("Importing", lambda progress: run_import(tracking_uri, project, experiment, dir=root,
                                                   dry_run=dry_run, artifacts=artifacts,
                                                   progress=progress)), as_json)
 
@@ -114,26 +115,8 @@ def wandb(folder: Path, project: str, dry_run: bool, as_json: bool, root: Path) 
       nuboard import wandb ./wandb -p llm --dry-run
     """
     from nuboard.importers import wandb as run_import
-    _report(_with_bar(lambda progress: run_import(folder, project, dir=root, dry_run=dry_run,
+    _report(with_bar("Importing", lambda progress: run_import(folder, project, dir=root, dry_run=dry_run,
                                                   progress=progress)), as_json)
-
-
-def _with_bar(work):
-    """work(progress) with a rich bar of the runs written on stderr, when it is a terminal."""
-    from rich.console import Console
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        return work(None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn("[bold]Importing"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True) as bar:
-        task = bar.add_task("", total=None)
-
-        def progress(done: int, total: int, key: str) -> None:
-            bar.update(task, completed=done, total=total, description=key)
-
-        return work(progress)
 
 
 def _report(result, as_json: bool) -> None:

@@ -9,6 +9,7 @@ import click
 
 from .completion import complete_project
 from .options import debug_option, dir_option
+from .progress_bar import with_bar
 from .projects import check_project_exists, check_root
 
 
@@ -55,7 +56,7 @@ def push_command(url: str, root: Path, projects: tuple[str, ...], as_json: bool)
     from nuboard.sync import push
     check_root(root)
     wanted = [check_project_exists(root, p) for p in projects] or None
-    _report(_with_bar("Pushing", lambda progress: push(url, root, projects=wanted, progress=progress)),
+    _report(with_bar("Pushing", lambda progress: push(url, root, projects=wanted, progress=progress)),
             as_json)
 
 
@@ -77,26 +78,8 @@ def pull_command(url: str, root: Path, projects: tuple[str, ...], as_json: bool)
     if root.exists() and not root.is_dir():
         check_root(root)
     wanted = [check_project(p) for p in projects] or None
-    _report(_with_bar("Pulling", lambda progress: pull(url, root, projects=wanted, progress=progress)),
+    _report(with_bar("Pulling", lambda progress: pull(url, root, projects=wanted, progress=progress)),
             as_json)
-
-
-def _with_bar(verb: str, work):
-    """work(progress) with a rich bar of the runs done on stderr, when it is a terminal."""
-    from rich.console import Console
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        return work(None)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    with Progress(TextColumn(f"[bold]{verb}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True) as bar:
-        task = bar.add_task("", total=None)
-
-        def progress(done: int, total: int, what: str) -> None:
-            bar.update(task, completed=done, total=total, description=what)
-
-        return work(progress)
 
 
 def _report(summary, as_json: bool) -> None:

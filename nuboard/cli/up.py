@@ -12,6 +12,7 @@ from nuboard.remote.urls import is_url, shown
 
 from .completion import complete_dir
 from .options import catalog_option, debug_option
+from .progress_bar import with_bar
 from .projects import check_root
 
 READ_ONLY_WITH_EDITS = ("--read-only refuses every edit and --edit-artifacts turns the artifact edits "
@@ -132,34 +133,9 @@ def first_pull(mirror) -> None:
     """Pull the bucket into its mirror (web/mirror.py) once, with a progress bar on a terminal
     and a line saying what came; StorageError (one line, exit 1) when the store fails."""
     click.echo(f"Pulling {shown(mirror.url)} into the mirror {str(mirror.folder)!r} ...", err=True)
-    progress, stop = pull_progress_bar()
-    try:
-        summary = mirror.pull(progress)
-    finally:
-        stop()
+    summary = with_bar("Pulling", mirror.pull)
     line = summary.line()
     click.echo(line[:1].upper() + line[1:], err=True)     # 'Pulled 3 runs, ... from s3://...'
-
-
-def pull_progress_bar():
-    """A progress callback drawing a rich bar of the runs and versions pulled on stderr (a
-    terminal only), and a closer."""
-    import sys
-    if not sys.stderr.isatty():
-        return None, lambda: None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    bar = Progress(TextColumn("Pulling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   TextColumn("{task.description}"), console=Console(stderr=True), transient=True)
-    task: list = []
-
-    def progress(done: int, total: int, name: str) -> None:
-        if not task:
-            bar.start()
-            task.append(bar.add_task("", total=total))
-        bar.update(task[0], completed=done, total=total, description=name)
-
-    return progress, bar.stop
 
 
 def check_catalog_server(root: Path) -> None:
