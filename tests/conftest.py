@@ -51,11 +51,13 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 PART = "NUBOARD_TEST_PART"      # set by scripts/test: "parallel" (under xdist) or "serial"
 
 
-# The modules that take longest, slowest first (measured under xdist, 2026-12-07): under xdist
+# The modules that take longest, slowest first (measured under xdist, 2026-12-07; the object-storage
+# ones, which run child processes against a moto server, among them): under xdist
 # they are handed out first, so that none starts last and holds up the end (--dist loadfile keeps
 # a module on one worker).
 SLOW_MODULES = [
-    "test_package.py", "test_fuzz_file_kinds.py", "test_integration_lightning.py",
+    "test_package.py", "test_fuzz_file_kinds.py", "test_integration_lightning.py", "test_sync.py",
+    "test_artifact_remote.py", "test_up_bucket.py", "test_sync_to.py", "test_bench_sync.py",
     "test_import_mlflow.py", "test_clean_exit.py", "test_team_catalog.py", "test_browser_layout.py",
     "test_browser.py", "test_browser_artifacts.py", "test_shutdown_stress.py", "test_team_outage.py",
     "test_browser_run_page.py", "test_viewer_serving.py", "test_browser_charts.py",
