@@ -1,4 +1,4 @@
-"""The object-storage benches, scaled down (each starts its own moto server): every figure is
+"""The object-storage benches, scaled down (8 runs, 60 objects; each starts its own moto server): every figure is
 printed beside its target, and the counts that make the acceptance (a second push writes
 nothing, a second pull and a warm use read no object, one listing per 1,000 objects) hold."""
 from __future__ import annotations
@@ -37,11 +37,11 @@ def test_bench_sync_scaled_down(label, sync_figures):
 
 @pytest.fixture(scope="module")
 def sync_figures() -> list[str]:
-    return bench("bench_sync.py", "--runs", "20")
+    return bench("bench_sync.py", "--runs", "8")
 
 
 def test_bench_remote_refs_scaled_down():
-    lines = bench("bench_remote_refs.py", "--objects", "200")
+    lines = bench("bench_remote_refs.py", "--objects", "60")
     for label in ("requests (listing pages)", "objects with a version id", "bytes in the local copy",
                   "the rewritten object's bytes in the copy"):
         assert figure(lines, label).rstrip().endswith("ok")
