@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from nuboard.errors import StorageError
+from nuboard.files import layout
 from nuboard.files.jsonfile import flock, write_bytes_atomic
 from nuboard.remote.store import ObjectInfo, open_store, storage_error
 from nuboard.remote.urls import scheme, shown
 
 from .listing import Progress, Ticker
 
-CACHE_VAR = "NUBOARD_CACHE_DIR"
 OBJECTS = "objects"
 INDEX = ".nuboard-objects.json"
 PARTIAL = ".partial"
@@ -42,11 +42,6 @@ LOCK = ".lock"
 WORKERS = 16                    # downloads at once (small objects cost a round trip each)
 INDEX_EVERY = 2.0               # seconds between two writes of the index during a fill
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-def cache_root() -> Path:
-    """$NUBOARD_CACHE_DIR, else ~/.cache/nuboard (as the catalogs' cache folder)."""
-    return Path(os.environ.get(CACHE_VAR) or Path.home() / ".cache" / "nuboard")
 
 
 def cache_folder(url: str, entries: list[dict]) -> Path:
@@ -60,7 +55,7 @@ def cache_folder(url: str, entries: list[dict]) -> Path:
     bucket, _, prefix = rest.partition("/")
     leaf = prefix.rsplit("/", 1)[-1] if prefix else "_"
     name = f"{_SAFE.sub('_', leaf)[:60]}-{digest.hexdigest()[:16]}"
-    return cache_root() / OBJECTS / f"{proto}-{_SAFE.sub('_', bucket)[:80]}" / name
+    return layout.cache_dir() / OBJECTS / f"{proto}-{_SAFE.sub('_', bucket)[:80]}" / name
 
 
 def wanted(entry: dict, now: ObjectInfo | None) -> str | None:

@@ -26,7 +26,7 @@ from sqlalchemy.pool import QueuePool
 
 from nuboard.errors import NuBoardError
 from nuboard.files.jsonfile import flock, open_regular
-from nuboard.files.layout import resource_dir
+from nuboard.files.layout import CACHE_VAR, cache_dir, resource_dir
 from nuboard.files.mounts import filesystem_type, parse_mounts, read_mounts  # noqa: F401 (re-exported)
 
 CATALOG = "catalog.sqlite"
@@ -44,14 +44,9 @@ class CatalogError(NuBoardError):
     """The catalog cannot be opened or used."""
 
 
-def cache_dir() -> Path:
-    """$NUBOARD_CACHE_DIR, else ~/.cache/nuboard: where catalogs go that do not sit in a project."""
-    return Path(os.environ.get("NUBOARD_CACHE_DIR") or Path.home() / ".cache" / "nuboard")
-
-
 def cache_dir_chosen() -> bool:
     """Whether $NUBOARD_CACHE_DIR is set: then every SQLite catalog lives under it."""
-    return bool(os.environ.get("NUBOARD_CACHE_DIR"))
+    return bool(os.environ.get(CACHE_VAR))
 
 
 def wal_unsafe(kind: str | None) -> bool:

@@ -17,6 +17,16 @@ LOG_PATTERN = re.compile(r"events\.r(0|[1-9][0-9]{0,18})\.s(0|[1-9][0-9]{0,18})\
 INT64_MAX = (1 << 63) - 1
 
 
+CACHE_VAR = "NUBOARD_CACHE_DIR"
+
+
+def cache_dir() -> Path:
+    """$NUBOARD_CACHE_DIR, else ~/.cache/nuboard: the one cache folder, which holds catalogs that
+    do not sit in a project, the local copies of URL references (objects/) and the mirrors of
+    `nuboard up s3://...` (mirrors/)."""
+    return Path(os.environ.get(CACHE_VAR) or Path.home() / ".cache" / "nuboard")
+
+
 def resolve_root(dir: "str | os.PathLike[str] | None" = None) -> Path:
     """The root folder: `dir`, else $NUBOARD_DIR, else ./experiments (kept relative)."""
     if dir is None:

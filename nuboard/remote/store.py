@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any, NamedTuple
 
-from nuboard.errors import MissingExtraError, StorageError
+from nuboard.errors import StorageError, import_extra
 
 from .urls import is_url, join, scheme, shown
 
@@ -170,13 +170,7 @@ def quiet_dropped_connections(fs) -> None:
 
 
 def _import_client(module: str, extra: str, url: str):
-    import importlib
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingExtraError(
-            f"{shown(url)} needs the {module!r} package, which is not installed here: "
-            f"pip install 'nuboard[{extra}]'") from exc
+    return import_extra(module, extra, shown(url))
 
 
 def storage_error(exc: BaseException, url: str, doing: str) -> StorageError:

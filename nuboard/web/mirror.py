@@ -48,8 +48,7 @@ def mirror_name(url: str) -> str:
 def mirror_folder(url: str) -> Path:
     """Where the mirror of `url` lives: $NUBOARD_CACHE_DIR/mirrors/<mirror_name> (the cache
     folder as the catalogs find it: ~/.cache/nuboard unless the variable is set)."""
-    from nuboard.catalog.engine import cache_dir
-    return Path(os.path.abspath(cache_dir())) / MIRRORS / mirror_name(url)
+    return Path(os.path.abspath(layout.cache_dir())) / MIRRORS / mirror_name(url)
 
 
 def pull_interval(environ: "dict[str, str] | None" = None) -> float:
